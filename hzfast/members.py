@@ -1,0 +1,269 @@
+"""The member registry: who the member indices of a replica table are."""
+from __future__ import annotations
+
+import json
+import uuid as _uuid
+from dataclasses import dataclass
+from typing import Iterable, Iterator, Sequence
+
+import numpy as np
+
+from hzfast._check import check_int
+
+__all__ = ["Member", "Members"]
+
+
+@dataclass(frozen=True)
+class Member:
+    """One cluster member (a value object; see :class:`Members`)."""
+
+    index: int
+    uuid: str
+    address: str
+    host: str
+    zone: str
+    lite: bool
+    group: str
+
+
+def _default_uuid(i: int) -> str:
+    return str(_uuid.UUID(int=i + 1))
+
+
+class Members:
+    """An immutable registry mapping member indices ``0..M-1`` to identities.
+
+    Parameters
+    ----------
+    addresses : sequence of str
+        One ``"host:port"`` address per member; its length is the member count.
+    uuids : sequence of str, optional
+        Member UUIDs (must be unique). Default: ``UUID(int=index + 1)``.
+    hosts : sequence of str, optional
+        Host of each member. Default: the host part of its address.
+    zones : sequence of str, optional
+        Availability zone of each member. Default: ``""`` (unknown).
+    lite : sequence of bool, optional
+        Lite members hold no partitions. Default: all False.
+    groups : sequence of str or int, optional
+        Custom member-group label of each member (used by ``grouping="custom"``).
+        Default: one group per member.
+
+    Raises
+    ------
+    ValueError
+        If a sequence has the wrong length, or uuids/addresses repeat.
+
+    Examples
+    --------
+    >>> m = Members.from_count(3)
+    >>> len(m), m[0].address
+    (3, '127.0.0.1:5701')
+    """
+
+    __slots__ = ("_uuids", "_addresses", "_hosts", "_zones", "_lite", "_groups")
+
+    def __init__(self, addresses: Sequence[str], *, uuids: Sequence[str] | None = None,
+                 hosts: Sequence[str] | None = None, zones: Sequence[str] | None = None,
+                 lite: Sequence[bool] | None = None, groups: Sequence | None = None):
+        if isinstance(addresses, (str, bytes)) or not isinstance(addresses, Iterable):
+            raise TypeError("addresses must be a sequence of 'host:port' strings")
+        addresses = [str(a) for a in addresses]
+        n = len(addresses)
+
+        def column(values, name, default, conv):
+            if values is None:
+                return [default(i) for i in range(n)]
+            if isinstance(values, (str, bytes)):
+                raise TypeError(f"{name} must be a sequence, not a string")
+            values = list(values)
+            if len(values) != n:
+                raise ValueError(f"{name} must have one entry per member ({n}), got {len(values)}")
+            return [conv(v) for v in values]
+
+        self._addresses = tuple(addresses)
+        self._uuids = tuple(column(uuids, "uuids", _default_uuid, str))
+        self._hosts = tuple(column(hosts, "hosts", lambda i: addresses[i].rsplit(":", 1)[0], str))
+        self._zones = tuple(column(zones, "zones", lambda i: "", str))
+        self._lite = tuple(column(lite, "lite", lambda i: False, bool))
+        self._groups = tuple(column(groups, "groups", lambda i: f"member-{i}", str))
+        if len(set(self._uuids)) != n:
+            raise ValueError("uuids must be unique")
+        if len(set(self._addresses)) != n:
+            raise ValueError("addresses must be unique")
+
+    # -- construction ------------------------------------------------------
+    @classmethod
+    def from_count(cls, n: int, *, lite: Sequence[bool] | None = None,
+                   members_per_host: int = 1, zones: int = 0) -> "Members":
+        """Make ``n`` ordinary data members (for tests and demos).
+
+        Member i gets address ``127.0.0.1:{5701+i}`` when ``members_per_host == 1``,
+        else ``10.0.{h//256}.{h%256}:{5701 + i % members_per_host}`` with
+        ``h = i // members_per_host``; with ``zones > 0``, member i is in zone
+        ``f"zone-{i % zones}"``.
+
+        Parameters
+        ----------
+        n : int
+            Member count, >= 0.
+        lite : sequence of bool, optional
+            Lite flags, one per member.
+        members_per_host : int, default 1
+            Members sharing one host.
+        zones : int, default 0
+            Number of zones to spread members over round-robin (0 = none).
+
+        Returns
+        -------
+        Members
+        """
+        n = check_int(n, "n", minimum=0)
+        per = check_int(members_per_host, "members_per_host", minimum=1)
+        zones = check_int(zones, "zones", minimum=0)
+        if per == 1:
+            addrs = [f"127.0.0.1:{5701 + i}" for i in range(n)]
+        else:
+            addrs = [f"10.0.{(i // per) // 256}.{(i // per) % 256}:{5701 + i % per}" for i in range(n)]
+        zs = [f"zone-{i % zones}" for i in range(n)] if zones else None
+        return cls(addrs, zones=zs, lite=lite)
+
+    @classmethod
+    def coerce(cls, members, name: str = "members") -> "Members":
+        """Accept a :class:`Members` or an int n (n ordinary data members)."""
+        if isinstance(members, Members):
+            return members
+        if isinstance(members, (int, np.integer)) and not isinstance(members, bool):
+            return cls.from_count(int(members))
+        raise TypeError(f"{name} must be a Members registry or an int member count, "
+                        f"got {type(members).__name__}")
+
+    def with_groups(self, groups: Sequence) -> "Members":
+        """Return a copy whose custom group labels are ``groups`` (one per member)."""
+        return Members(self._addresses, uuids=self._uuids, hosts=self._hosts,
+                       zones=self._zones, lite=self._lite, groups=groups)
+
+    def with_lite(self, lite: Sequence[bool]) -> "Members":
+        """Return a copy with new lite flags (one per member)."""
+        return Members(self._addresses, uuids=self._uuids, hosts=self._hosts,
+                       zones=self._zones, lite=lite, groups=self._groups)
+
+    # -- access ------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self._addresses)
+
+    @property
+    def count(self) -> int:
+        """Number of members (data and lite)."""
+        return len(self._addresses)
+
+    def __getitem__(self, i: int) -> Member:
+        i = check_int(i, "index", minimum=-len(self), maximum=len(self) - 1) % max(len(self), 1)
+        return Member(i, self._uuids[i], self._addresses[i], self._hosts[i], self._zones[i],
+                      self._lite[i], self._groups[i])
+
+    def __iter__(self) -> Iterator[Member]:
+        return (self[i] for i in range(len(self)))
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, Members):
+            return NotImplemented
+        return self._state() == other._state()
+
+    def __hash__(self) -> int:
+        return hash(self._state())
+
+    def __repr__(self) -> str:
+        lite = sum(self._lite)
+        return f"Members(count={len(self)}, lite={lite})"
+
+    def _state(self):
+        return (self._addresses, self._uuids, self._hosts, self._zones, self._lite, self._groups)
+
+    @property
+    def uuids(self) -> tuple[str, ...]:
+        return self._uuids
+
+    @property
+    def addresses(self) -> tuple[str, ...]:
+        return self._addresses
+
+    @property
+    def hosts(self) -> tuple[str, ...]:
+        return self._hosts
+
+    @property
+    def zones(self) -> tuple[str, ...]:
+        return self._zones
+
+    @property
+    def groups(self) -> tuple[str, ...]:
+        return self._groups
+
+    @property
+    def lite(self) -> np.ndarray:
+        """ndarray[bool] of shape (M,): lite flags."""
+        return np.array(self._lite, dtype=bool)
+
+    def data_members(self) -> np.ndarray:
+        """ndarray[int32]: indices of the non-lite members, ascending."""
+        return np.flatnonzero(~self.lite).astype(np.int32)
+
+    def index_of(self, key: str) -> int:
+        """Index of the member with this uuid or address; KeyError if none."""
+        for seq in (self._uuids, self._addresses):
+            try:
+                return seq.index(key)
+            except ValueError:
+                pass
+        raise KeyError(f"no member with uuid or address {key!r}")
+
+    def group_ids(self, grouping="per_member") -> np.ndarray:
+        """Group label of every member as dense ids ``0..G-1`` (first-seen order).
+
+        Parameters
+        ----------
+        grouping : {"per_member", "host", "zone", "custom"} or array-like of int
+            What forms a member group. An array gives the group id of each member.
+
+        Returns
+        -------
+        ndarray[int32] of shape (M,)
+
+        Raises
+        ------
+        ValueError
+            Unknown grouping name, or an array of the wrong length.
+        """
+        if isinstance(grouping, str):
+            labels = {"per_member": range(len(self)), "host": self._hosts,
+                      "zone": self._zones, "custom": self._groups}.get(grouping)
+            if labels is None:
+                raise ValueError(f"grouping must be 'per_member', 'host', 'zone', 'custom' or an "
+                                 f"array of group ids, got {grouping!r}")
+        else:
+            labels = np.asarray(grouping)
+            if labels.ndim != 1 or labels.shape[0] != len(self):
+                raise ValueError(f"grouping array must have one group id per member "
+                                 f"({len(self)}), got shape {labels.shape}")
+            labels = labels.tolist()
+        seen: dict = {}
+        return np.array([seen.setdefault(x, len(seen)) for x in labels], dtype=np.int32)
+
+    # -- serialisation -----------------------------------------------------
+    def to_dict(self) -> dict:
+        return {"addresses": list(self._addresses), "uuids": list(self._uuids),
+                "hosts": list(self._hosts), "zones": list(self._zones),
+                "lite": list(self._lite), "groups": list(self._groups)}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Members":
+        return cls(d["addresses"], uuids=d.get("uuids"), hosts=d.get("hosts"),
+                   zones=d.get("zones"), lite=d.get("lite"), groups=d.get("groups"))
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict())
+
+    @classmethod
+    def from_json(cls, s: str) -> "Members":
+        return cls.from_dict(json.loads(s))

@@ -1,0 +1,214 @@
+"""PartitionTable: replicas + versions + members, as one immutable value."""
+from __future__ import annotations
+
+import numpy as np
+
+from hzfast._check import (DEFAULT_PARTITION_COUNT, MAX_REPLICA_COUNT, as_replicas,
+                           as_versions, check_int, check_partition_count)
+from hzfast.members import Members
+
+__all__ = ["PartitionTable"]
+
+
+def _frozen(arr: np.ndarray) -> np.ndarray:
+    out = np.array(arr, dtype=np.int32, order="C", copy=True)
+    out.flags.writeable = False
+    return out
+
+
+class PartitionTable:
+    """A cluster's partition table: who holds each replica of each partition.
+
+    The table is an immutable value: its arrays are read-only copies, and every
+    operation that changes it returns a new table. This keeps the cached
+    :attr:`stamp` exact and makes tables safe to share between threads.
+
+    Parameters
+    ----------
+    replicas : ndarray[int32] of shape (P, R)
+        ``replicas[p, i]`` is the member index holding replica ``i`` of partition ``p``
+        (column 0 = owner), ``-1`` for an empty slot. ``1 <= R <= 7``.
+    versions : ndarray[int32] of shape (P,), optional
+        Per-partition versions. Default: all zeros.
+    members : Members or int, optional
+        The member registry; an int n means ``Members.from_count(n)``. Default: just
+        enough anonymous members for the largest index used.
+
+    Raises
+    ------
+    TypeError
+        Wrong dtype or type.
+    ValueError
+        Wrong shape, non-contiguous input, a member index outside ``[-1, M)``, a member
+        twice in one row, versions of the wrong length.
+
+    Examples
+    --------
+    >>> import numpy as np, hzfast
+    >>> t = hzfast.PartitionTable(np.array([[0, 1], [1, 0]], dtype=np.int32), members=2)
+    >>> t.partition_count, t.replica_count, t.owners().tolist()
+    (2, 2, [0, 1])
+    """
+
+    __slots__ = ("_replicas", "_versions", "_members", "_stamp")
+
+    def __init__(self, replicas, versions=None, members=None):
+        if members is not None:
+            members = Members.coerce(members)
+        reps = as_replicas(replicas, "replicas",
+                           member_count=None if members is None else len(members))
+        if members is None:
+            members = Members.from_count(int(reps.max()) + 1 if reps.size else 0)
+        if versions is None:
+            vers = np.zeros(reps.shape[0], dtype=np.int32)
+        else:
+            vers = as_versions(versions, reps.shape[0])
+        self._replicas = _frozen(reps)
+        self._versions = _frozen(vers)
+        self._members = members
+        self._stamp = None
+
+    # -- constructors ------------------------------------------------------
+    @classmethod
+    def empty(cls, partition_count: int = DEFAULT_PARTITION_COUNT,
+              replica_count: int = MAX_REPLICA_COUNT, members=0) -> "PartitionTable":
+        """A table with every slot empty and every version 0.
+
+        Parameters
+        ----------
+        partition_count : int, default 271
+        replica_count : int, default 7
+            Columns of the table, 1..7.
+        members : Members or int, default 0
+
+        Returns
+        -------
+        PartitionTable
+        """
+        P = check_partition_count(partition_count)
+        R = check_int(replica_count, "replica_count", minimum=1, maximum=MAX_REPLICA_COUNT)
+        return cls(np.full((P, R), -1, dtype=np.int32), None, members)
+
+    @classmethod
+    def round_robin(cls, partition_count: int = DEFAULT_PARTITION_COUNT, members=3,
+                    replica_count: int | None = None) -> "PartitionTable":
+        """A balanced demo table: ``replicas[p, r] = (p + r) % M``.
+
+        ``replica_count`` defaults to ``min(M, 7)`` and may not exceed M.
+        """
+        P = check_partition_count(partition_count)
+        members = Members.coerce(members)
+        M = len(members)
+        if M == 0:
+            raise ValueError("members must not be empty")
+        R = min(M, MAX_REPLICA_COUNT) if replica_count is None else check_int(
+            replica_count, "replica_count", minimum=1, maximum=min(M, MAX_REPLICA_COUNT))
+        reps = ((np.arange(P, dtype=np.int64)[:, None] + np.arange(R)[None, :]) % M).astype(np.int32)
+        return cls(reps, None, members)
+
+    # -- properties --------------------------------------------------------
+    @property
+    def replicas(self) -> np.ndarray:
+        """ndarray[int32] of shape (P, R), read-only."""
+        return self._replicas
+
+    @property
+    def versions(self) -> np.ndarray:
+        """ndarray[int32] of shape (P,), read-only."""
+        return self._versions
+
+    @property
+    def members(self) -> Members:
+        return self._members
+
+    @property
+    def partition_count(self) -> int:
+        return self._replicas.shape[0]
+
+    @property
+    def replica_count(self) -> int:
+        return self._replicas.shape[1]
+
+    @property
+    def member_count(self) -> int:
+        return len(self._members)
+
+    @property
+    def stamp(self) -> int:
+        """Hazelcast's partition-table stamp of :attr:`versions` (signed int64), cached."""
+        if self._stamp is None:
+            from hzfast.hashing import stamp
+            self._stamp = stamp(self._versions)
+        return self._stamp
+
+    # -- queries -----------------------------------------------------------
+    def owners(self) -> np.ndarray:
+        """ndarray[int32] of shape (P,): the owner (replica 0) of each partition."""
+        return self._replicas[:, 0].copy()
+
+    def locate(self, keys, key_type=None) -> np.ndarray | int:
+        """Owner member index of each key (``-1`` where the partition has no owner).
+
+        Parameters
+        ----------
+        keys : scalar key, sequence, ndarray or pyarrow array
+            Anything :func:`hzfast.partition_ids` accepts.
+        key_type : {None, "string", "int", "long", "data"}
+
+        Returns
+        -------
+        int for a scalar key, else ndarray[int32] of shape (N,)
+        """
+        from hzfast.hashing import partition_id, partition_ids
+        if isinstance(keys, (str, bytes, int, np.integer)):
+            return int(self._replicas[partition_id(keys, self.partition_count, key_type), 0])
+        return self._replicas[partition_ids(keys, self.partition_count, key_type), 0]
+
+    def validate(self) -> "PartitionTable":
+        """Re-check every invariant; return self. Raises ValueError on a broken table."""
+        as_replicas(self._replicas, "replicas", member_count=len(self._members))
+        as_versions(self._versions, self.partition_count)
+        return self
+
+    # -- derivation --------------------------------------------------------
+    def replace(self, *, replicas=None, versions=None, members=None) -> "PartitionTable":
+        """A new table with some parts replaced (validated again)."""
+        return PartitionTable(self._replicas if replicas is None else replicas,
+                              self._versions if versions is None else versions,
+                              self._members if members is None else members)
+
+    def copy(self) -> "PartitionTable":
+        """An equal table (tables are immutable, so this is rarely needed)."""
+        return self.replace()
+
+    __copy__ = copy
+
+    def __deepcopy__(self, memo):
+        return self.copy()
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, PartitionTable):
+            return NotImplemented
+        return (self._members == other._members
+                and np.array_equal(self._versions, other._versions)
+                and self._replicas.shape == other._replicas.shape
+                and np.array_equal(self._replicas, other._replicas))
+
+    __hash__ = None  # mutable-looking arrays: not hashable
+
+    def __repr__(self) -> str:
+        return (f"PartitionTable(partitions={self.partition_count}, replicas={self.replica_count}, "
+                f"members={len(self._members)}, stamp={self.stamp})")
+
+    # -- persistence -------------------------------------------------------
+    def save(self, path) -> None:
+        """Write the table to an ``.npz`` file (replicas, versions, members as JSON)."""
+        np.savez_compressed(path, replicas=self._replicas, versions=self._versions,
+                            members=np.array(self._members.to_json()))
+
+    @classmethod
+    def load(cls, path) -> "PartitionTable":
+        """Read a table written by :meth:`save` (validated)."""
+        with np.load(path, allow_pickle=False) as z:
+            return cls(np.ascontiguousarray(z["replicas"]), np.ascontiguousarray(z["versions"]),
+                       Members.from_json(str(z["members"])))

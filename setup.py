@@ -1,0 +1,58 @@
+"""Build script: declares hzfast's Cython extensions.
+
+Every ``hzfast/_*.pyx`` file is one extension module ``hzfast._name``.
+
+Environment switches
+--------------------
+HZFAST_DEBUG=1
+    Compile with bounds checking, wraparound and initialized checks on, and
+    without optimisation (for debugging a kernel; slow).
+HZFAST_EXT=_hashing,_planner
+    Build only these extension modules (developer convenience when several
+    kernels are being worked on at once).
+HZFAST_ANNOTATE=1
+    Write Cython's annotated HTML next to each ``.pyx``.
+"""
+import glob
+import os
+
+import numpy as np
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+DEBUG = os.environ.get("HZFAST_DEBUG", "") not in ("", "0")
+ONLY = {s.strip() for s in os.environ.get("HZFAST_EXT", "").split(",") if s.strip()}
+
+directives = {
+    "language_level": 3,
+    "boundscheck": DEBUG,
+    "wraparound": DEBUG,
+    "initializedcheck": DEBUG,
+    "cdivision": True,
+    "embedsignature": True,
+}
+compile_args = ["-O0", "-g"] if DEBUG else ["-O3"]
+
+extensions = []
+for path in sorted(glob.glob(os.path.join("hzfast", "_*.pyx"))):
+    name = os.path.splitext(os.path.basename(path))[0]
+    if ONLY and name not in ONLY:
+        continue
+    extensions.append(
+        Extension(
+            f"hzfast.{name}",
+            [path],
+            include_dirs=[np.get_include()],
+            define_macros=[("NPY_NO_DEPRECATED_API", "NPY_2_0_API_VERSION")],
+            extra_compile_args=compile_args,
+        )
+    )
+
+setup(
+    ext_modules=cythonize(
+        extensions,
+        compiler_directives=directives,
+        annotate=os.environ.get("HZFAST_ANNOTATE", "") not in ("", "0"),
+        nthreads=int(os.environ.get("HZFAST_JOBS", "0") or 0),
+    ),
+)

@@ -1,0 +1,1 @@
+"""spark_integration: hzfast placement on PySpark (being written)."""
