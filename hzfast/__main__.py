@@ -1,0 +1,5 @@
+import sys
+
+from hzfast.cli import main
+
+sys.exit(main())
