@@ -1,2 +1,537 @@
-"""Placeholder: being written."""
-__all__ = []
+"""Repartitioning: repair a table after members leave, and compute a balanced target.
+
+:func:`repair` does what Hazelcast's master does when members leave (empty their slots,
+promote a backup where the owner is gone). :func:`arrange` computes the new target table:
+deterministic, balanced per replica index and per member group, keeping every slot it can
+and never forming a migration cycle with the current table. :func:`arrangement_report`
+measures a target against the current table and a proven lower bound on slot changes.
+See DESIGN section 8.
+
+Algorithm of :func:`arrange` (kernel ``hzfast._arrange``, reference
+``hzfast.reference.arrangement``):
+
+1. Groups: ``members.group_ids(grouping)`` over the data (non-lite) members; a single
+   group with several members is split in two (its first half by index forms the second
+   group), as Hazelcast does, so backups remain possible. ``G`` groups; ``R`` replicas
+   (default ``min(G, 7)``); ``R_fill = min(R, G)`` indices are filled.
+2. Quotas per replica index ``r``: every group gets ``floor(P/G)``; the ``P mod G`` extra
+   slots go to the groups that already hold the most at ``r`` (ties: lower group id),
+   subject to each group appearing at most once per row overall (when ``R_fill == G``
+   every group must get exactly ``P mod G`` extras over all indices: groups that must
+   take an extra at every remaining index are served first). Inside a group, the group's
+   quota is split the same way over its members (extras to those holding the most).
+3. Keep every current slot whose member is within its quota at that index (a data member
+   whose group is not already earlier in the row); where a member holds more than its
+   quota, free the excess in the rows that have the fewest empty slots so far (so the
+   holes of a join land in distinct rows).
+4. Fill the holes index by index, row by row: the group with capacity that is not yet in
+   the row, preferring members that are not already in the current row (a member that
+   stays in a row keeps its index), then the group with the largest remaining capacity,
+   then a fixed hash of (partition, index, group) - deterministic and well spread. A
+   member may move to another index of its row only if that does not close a cycle. When
+   no group fits, swap with another row at the same index; as a last resort fill over
+   quota (never happens in the tested scenarios).
+5. Safety net: any cycle left with the current table is reverted (Hazelcast's rule).
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from hzfast import _arrange
+from hzfast._check import MAX_REPLICA_COUNT, as_replicas, as_versions, check_int
+from hzfast.members import Members
+
+__all__ = ["repair", "arrange", "arrangement_report", "ArrangementReport"]
+
+
+# ----------------------------------------------------------------------------- repair
+def _alive_mask(alive, member_count: int | None, replicas: np.ndarray,
+                lite: np.ndarray | None) -> np.ndarray:
+    if isinstance(alive, (set, frozenset)):
+        alive = sorted(alive)
+    if isinstance(alive, (str, bytes)) or not isinstance(alive, (Iterable, np.ndarray)):
+        raise TypeError("alive must be a bool mask (one flag per member) or a collection of "
+                        f"alive member indices, got {type(alive).__name__}")
+    arr = np.asarray(alive)
+    if arr.ndim != 1:
+        raise ValueError(f"alive must be 1-dimensional, got shape {arr.shape}")
+    top = int(replicas.max()) + 1 if replicas.size else 0
+    if arr.dtype == np.bool_:
+        if member_count is not None and arr.shape[0] != member_count:
+            raise ValueError(f"alive mask must have one flag per member ({member_count}), "
+                             f"got {arr.shape[0]}")
+        if arr.shape[0] < top:
+            raise ValueError(f"alive mask has {arr.shape[0]} flags but the table uses member "
+                             f"index {top - 1}")
+        mask = arr.copy()
+    else:
+        if arr.size == 0:
+            arr = arr.astype(np.int64)
+        if arr.dtype.kind not in "iu":
+            raise TypeError(f"alive must hold bools or member indices, got dtype {arr.dtype}")
+        if arr.size and arr.min() < 0:
+            raise ValueError(f"alive holds a negative member index ({int(arr.min())})")
+        n = member_count if member_count is not None else max(top, int(arr.max()) + 1
+                                                                 if arr.size else 0)
+        if arr.size and arr.max() >= n:
+            raise ValueError(f"alive holds member index {int(arr.max())}, out of range for "
+                             f"{n} members")
+        mask = np.zeros(n, dtype=bool)
+        mask[arr] = True
+    if lite is not None:
+        mask &= ~lite
+    return np.ascontiguousarray(mask.view(np.uint8) if mask.size else np.zeros(1, np.uint8))
+
+
+def repair(table_or_replicas, alive, versions=None):
+    """Remove departed (and lite) members from a table and promote backups to owners.
+
+    Exactly Hazelcast's repair after members leave: every slot whose member is not alive
+    is emptied; then, in every partition whose owner slot (index 0) is empty, the first
+    non-empty backup moves up to index 0 and its old slot becomes empty. Versions rise as
+    in Hazelcast's ``InternalPartitionImpl`` (+1 per slot-change event): +1 per emptied
+    slot, +2 per promotion (index 0 filled and index ``i`` emptied). Nothing else moves.
+
+    Parameters
+    ----------
+    table_or_replicas : PartitionTable or ndarray[int32] of shape (P, R)
+        The current table. With a :class:`PartitionTable`, its lite members count as not
+        alive and its versions are the default ``versions``.
+    alive : ndarray[bool] of shape (M,), or collection of int
+        A mask with one flag per member (with a PartitionTable, ``M`` is its member count;
+        with an array, the mask must cover every index used), or the indices of the
+        members still alive (every other member is gone).
+    versions : ndarray[int32] of shape (P,), optional
+        Per-partition versions. Default: the table's, or zeros for an array.
+
+    Returns
+    -------
+    replicas : ndarray[int32] of shape (P, R)
+        A new repaired table (the input is not modified).
+    versions : ndarray[int32] of shape (P,)
+        New versions.
+
+    Raises
+    ------
+    TypeError
+        Wrong dtype/type of the table, ``alive`` or ``versions``.
+    ValueError
+        Malformed table, mask of the wrong length, index out of range, versions of the
+        wrong length.
+
+    Examples
+    --------
+    >>> import numpy as np, hzfast
+    >>> reps = np.array([[2, 0, 1], [0, 2, 1]], dtype=np.int32)
+    >>> new, vers = hzfast.repair(reps, [0, 1])           # member 2 left
+    >>> new.tolist(), vers.tolist()
+    ([[0, -1, 1], [0, -1, 1]], [3, 1])
+    """
+    members = getattr(table_or_replicas, "members", None)
+    is_table = members is not None and hasattr(table_or_replicas, "versions")
+    if is_table:
+        reps = as_replicas(table_or_replicas, "table_or_replicas", member_count=len(members))
+        mask = _alive_mask(alive, len(members), reps, members.lite)
+        vers = table_or_replicas.versions if versions is None else versions
+    else:
+        reps = as_replicas(table_or_replicas, "table_or_replicas")
+        mask = _alive_mask(alive, None, reps, None)
+        vers = np.zeros(reps.shape[0], dtype=np.int32) if versions is None else versions
+    vers = as_versions(vers, reps.shape[0], "versions")
+    return _arrange.repair(reps, mask, vers)
+
+
+# ----------------------------------------------------------------------------- groups
+@dataclass(frozen=True)
+class _Prepared:
+    cur: np.ndarray          # (P, W) int32, padded with -1
+    gid: np.ndarray          # (M,) int32 group id per member, -1 for lite members
+    G: int
+    R: int                   # requested replica count
+    R_fill: int              # indices filled: min(R, G)
+    gstart: np.ndarray       # (G + 1,) CSR offsets
+    gmem: np.ndarray         # members grouped by group, ascending inside each group
+
+
+def _groups(members: Members, grouping) -> tuple[np.ndarray, int]:
+    """Dense group ids over data members (-1 for lite), with Hazelcast's split rule."""
+    if not isinstance(grouping, (str, np.ndarray, list, tuple)):
+        raise TypeError("grouping must be 'per_member', 'host', 'zone', 'custom' or an array "
+                        f"of group ids per member, got {type(grouping).__name__}")
+    raw = members.group_ids(grouping)
+    lite = members.lite
+    data = np.flatnonzero(~lite)
+    if data.size == 0:
+        raise ValueError("members has no data (non-lite) members: nothing can hold partitions")
+    gid = np.full(len(members), -1, dtype=np.int32)
+    _, dense = np.unique(raw[data], return_inverse=True)
+    # first-seen order among data members (stable, independent of label values)
+    first = {}
+    for d in dense.tolist():
+        first.setdefault(d, len(first))
+    gid[data] = np.array([first[d] for d in dense.tolist()], dtype=np.int32)
+    G = len(first)
+    if G == 1 and data.size >= 2:
+        gid[data[: data.size // 2]] = 1
+        G = 2
+    return gid, G
+
+
+def _csr(gid: np.ndarray, G: int) -> tuple[np.ndarray, np.ndarray]:
+    order = np.argsort(gid, kind="stable").astype(np.int32)
+    order = order[gid[order] >= 0]
+    counts = np.bincount(gid[gid >= 0], minlength=G)
+    gstart = np.zeros(G + 1, dtype=np.int32)
+    np.cumsum(counts, out=gstart[1:])
+    return gstart, np.ascontiguousarray(order, dtype=np.int32)
+
+
+def _replica_count(replica_count, G: int) -> int:
+    if replica_count is None:
+        return min(G, MAX_REPLICA_COUNT)
+    return check_int(replica_count, "replica_count", minimum=1, maximum=MAX_REPLICA_COUNT)
+
+
+def _pad(arr: np.ndarray, W: int) -> np.ndarray:
+    if arr.shape[1] == W:
+        return arr
+    out = np.full((arr.shape[0], W), -1, dtype=np.int32)
+    out[:, : arr.shape[1]] = arr
+    return out
+
+
+def _prepare(current, members, grouping, replica_count, name="current") -> _Prepared:
+    members = Members.coerce(members)
+    gid, G = _groups(members, grouping)
+    R = _replica_count(replica_count, G)
+    cur = as_replicas(current, name, member_count=len(members))
+    W = max(cur.shape[1], R)
+    gstart, gmem = _csr(gid, G)
+    return _Prepared(_pad(cur, W), gid, G, R, min(R, G), gstart, gmem)
+
+
+def _quotas(cnt: np.ndarray, prep: _Prepared) -> np.ndarray:
+    """Member quotas (R_fill, M) from keepable counts ``cnt`` (R_fill, M)."""
+    P = prep.cur.shape[0]
+    G, R_fill, gid = prep.G, prep.R_fill, prep.gid
+    M = gid.shape[0]
+    data = gid >= 0
+    gc = np.zeros((R_fill, G), dtype=np.int64)
+    for r in range(R_fill):
+        gc[r] = np.bincount(gid[data], weights=cnt[r][data], minlength=G)
+    f, e = divmod(P, G)
+    gq = np.full((R_fill, G), f, dtype=np.int64)
+    ids = np.arange(G)
+    if e:
+        exact = R_fill == G
+        kmax = P - R_fill * f
+        capped = not exact and kmax < R_fill
+        k = np.zeros(G, dtype=np.int64)
+        for r in range(R_fill):
+            s = R_fill - r
+            if exact:
+                need = e - k
+                forced = np.flatnonzero(need == s)
+                order = np.lexsort((ids, -gc[r]))
+                rest = order[(need[order] > 0) & (need[order] != s)]
+                picked = np.concatenate([forced, rest[: e - forced.size]])
+            elif capped:
+                c = kmax - k
+                order = np.lexsort((ids, -gc[r], -c))
+                picked = order[c[order] > 0][:e]
+            else:
+                picked = np.lexsort((ids, -gc[r]))[:e]
+            gq[r, picked] += 1
+            k[picked] += 1
+    sizes = np.diff(prep.gstart).astype(np.int64)
+    mq = np.zeros((R_fill, M), dtype=np.int32)
+    if not data.any():
+        return mq
+    members_idx = np.flatnonzero(data)
+    g_of = gid[members_idx]
+    for r in range(R_fill):
+        order = np.lexsort((members_idx, -cnt[r][members_idx], g_of))
+        sorted_members = members_idx[order]
+        sorted_groups = g_of[order]
+        rank = np.arange(order.size) - prep.gstart[sorted_groups]
+        Q = gq[r, sorted_groups]
+        n = sizes[sorted_groups]
+        mq[r, sorted_members] = Q // n + (rank < Q % n)
+    return mq
+
+
+def _revert_cycles(cur: np.ndarray, tgt: np.ndarray, rows: np.ndarray) -> None:
+    """Hazelcast's rule: on every cyclic chain, target[k] = current[k] (in place)."""
+    W = cur.shape[1]
+    for p in rows.tolist():
+        c, t = cur[p].tolist(), tgt[p].tolist()
+        for i in range(W):
+            if c[i] < 0 or t[i] < 0 or c[i] == t[i]:
+                continue
+            chain, k = [i], i
+            for _ in range(W):
+                if c[k] < 0 or c[k] not in t:
+                    chain = None
+                    break
+                k = t.index(c[k])
+                if c[k] == t[i]:
+                    chain.append(k)
+                    break
+                chain.append(k)
+            else:
+                chain = None
+            if chain:
+                for k in chain:
+                    t[k] = c[k]
+        tgt[p] = t
+
+
+# ----------------------------------------------------------------------------- arrange
+def arrange(current, members, *, grouping="per_member", replica_count=None) -> np.ndarray:
+    """A balanced, minimal-move, cycle-free target table for the given members.
+
+    Hazelcast's rules: every partition gets ``min(G, replica_count)`` replicas on
+    distinct member groups (at most one replica per group), lite members hold nothing,
+    and each replica index is balanced over the groups (``floor(P/G)`` or ``ceil(P/G)``
+    partitions per group) and over the members inside each group. Unlike Hazelcast's
+    generator the result is deterministic, keeps every slot it can (re-arranging a
+    balanced valid table changes nothing; one member joining changes only the slots it
+    must take), and never forms a migration cycle with ``current``. See the module
+    docstring for the algorithm.
+
+    Parameters
+    ----------
+    current : ndarray[int32] of shape (P, Rc), or PartitionTable
+        The current (usually repaired) table; ``-1`` = empty slot. Slots held by lite
+        members are treated as empty.
+    members : Members or int
+        The member registry (an int n means n ordinary data members).
+    grouping : {"per_member", "host", "zone", "custom"} or array-like of int, default "per_member"
+        What forms a member group: each member, each host, each zone, the custom
+        ``Members.groups`` labels, or an array with one group id per member (lite
+        members' ids are ignored).
+    replica_count : int, optional
+        Replicas per partition, 1..7. Default ``min(G, 7)`` with ``G`` the number of
+        groups (after the split of a single multi-member group). Only ``min(replica_count,
+        G)`` indices can be filled; the others stay empty.
+
+    Returns
+    -------
+    ndarray[int32] of shape (P, max(Rc, replica_count))
+        The target table. Columns at index ``>= min(replica_count, G)`` are ``-1``, so the
+        target has the current table's width whenever possible (ready for the planner).
+
+    Raises
+    ------
+    TypeError
+        ``current`` not an int32 array/PartitionTable, ``members`` not Members/int, a
+        grouping of the wrong type.
+    ValueError
+        Malformed ``current`` (shape, contiguity, member index out of range, member twice
+        in a row), unknown grouping name, group ids of the wrong length, ``replica_count``
+        outside 1..7, no data members.
+
+    Examples
+    --------
+    >>> import numpy as np, hzfast
+    >>> empty = np.full((6, 2), -1, dtype=np.int32)
+    >>> t = hzfast.arrange(empty, 3)
+    >>> t.shape, sorted(np.bincount(t[:, 0]).tolist())
+    ((6, 3), [2, 2, 2])
+    >>> bool((hzfast.arrange(t, 3) == t).all())       # balanced input: nothing moves
+    True
+    """
+    prep = _prepare(current, members, grouping, replica_count)
+    cur = prep.cur
+    cnt = _arrange.keepable_counts(cur, prep.gid, prep.G, prep.R_fill)
+    mq = _quotas(cnt, prep)
+    out = _arrange.arrange(cur, prep.gid, prep.G, prep.R_fill, mq, prep.gstart, prep.gmem)
+    cyc = _arrange.cycle_rows(cur, out)
+    if cyc.any():  # pragma: no cover - the arranger never creates cycles (safety net)
+        _revert_cycles(cur, out, np.flatnonzero(cyc))
+    return out
+
+
+# ----------------------------------------------------------------------------- report
+def _jsonable(v):
+    if isinstance(v, np.ndarray):
+        return v.tolist()
+    if isinstance(v, (np.integer,)):
+        return int(v)
+    if isinstance(v, (np.floating,)):
+        return float(v)
+    if isinstance(v, (np.bool_,)):
+        return bool(v)
+    return v
+
+
+@dataclass(frozen=True)
+class ArrangementReport:
+    """What a target changes, measured against a proven lower bound (see
+    :func:`arrangement_report`). ``to_dict()`` gives a JSON-ready dict."""
+
+    partition_count: int
+    replica_count: int
+    filled_replica_count: int
+    group_count: int
+    slot_changes: int
+    lower_bound: int
+    member_counts: np.ndarray = field(repr=False)   # (M, W) int64
+    group_counts: np.ndarray = field(repr=False)    # (G, W) int64
+    group_ids: np.ndarray = field(repr=False)       # (M,) int32, -1 = lite
+    max_deviation: float
+    member_max_deviation: float
+    balanced: bool
+    valid: bool
+    cyclic_partitions: np.ndarray = field(repr=False)  # (K,) int64
+
+    @property
+    def cycle_count(self) -> int:
+        return int(self.cyclic_partitions.size)
+
+    @property
+    def excess_ratio(self) -> float:
+        """slot_changes / lower_bound (1.0 when both are 0)."""
+        if self.lower_bound == 0:
+            return 1.0 if self.slot_changes == 0 else float("inf")
+        return self.slot_changes / self.lower_bound
+
+    def to_dict(self) -> dict:
+        d = {k: _jsonable(getattr(self, k)) for k in self.__dataclass_fields__}
+        d["cycle_count"] = self.cycle_count
+        d["excess_ratio"] = self.excess_ratio
+        return d
+
+
+def _kept_bound(c: np.ndarray, gid: np.ndarray, G: int, Q: int, sizes: np.ndarray) -> np.ndarray:
+    """Per group: max slots kept at one index when the group's count there is Q.
+
+    c: (M,) current counts at the index (data members only; lite entries ignored).
+    """
+    data = gid >= 0
+    g = gid[data]
+    cm = c[data].astype(np.int64)
+    n = sizes[g]
+    fl = Q // n
+    base = np.bincount(g, weights=np.minimum(cm, fl), minlength=G)
+    over = np.bincount(g, weights=(cm > fl).astype(np.int64), minlength=G)
+    ex = Q % sizes
+    return base.astype(np.int64) + np.minimum(ex, over.astype(np.int64))
+
+
+def arrangement_report(current, target, members, *, grouping="per_member",
+                       replica_count=None) -> ArrangementReport:
+    """Measure a target table against the current one.
+
+    Reports the number of slot changes (slots whose member differs), a lower bound on
+    that number for every balanced valid target, the counts per member and per group at
+    each replica index, the largest deviation from the per-index average, whether the
+    target is balanced and valid, and the partitions that form a migration cycle
+    (``hzfast.find_cycles``).
+
+    **Lower bound, and why it holds.** Let ``G``, ``R_fill`` be as in :func:`arrange`,
+    ``f, e = divmod(P, G)``, and ``c[m, r]`` the number of partitions whose current
+    replica at index ``r`` is data member ``m``. In any balanced valid target ``T``:
+    (a) at an index ``r >= R_fill`` every slot of ``T`` is empty, so every non-empty
+    current slot there changes; (b) at an index ``r < R_fill`` every group's count is
+    ``f`` or ``f+1`` with exactly ``e`` groups at ``f+1``, and inside a group of ``n``
+    members whose count is ``Q`` every member holds ``Q // n`` or ``Q // n + 1``, exactly
+    ``Q % n`` of them the latter. A slot ``(p, r)`` is unchanged only if the same member
+    ``m`` holds it in both tables, so the unchanged slots of ``m`` at ``r`` number at
+    most ``min(c[m, r], t[m, r])`` where ``t`` is ``m``'s count in ``T``. Summing and
+    maximising over the count vectors (b) allows gives, for a group ``g`` at count
+    ``Q``, ``A_g(Q) = sum_m min(c[m, r], Q // n) + min(Q % n, #{m : c[m, r] > Q // n})``
+    (the ``Q % n`` larger quotas are best spent on members that can use them, each adds
+    at most one), and for the index ``K_r = sum_g A_g(f) + min(e, #{g : A_g(f+1) >
+    A_g(f)})`` (``A_g(f+1) - A_g(f)`` is 0 or 1). Every target keeps at most ``K_r`` slots
+    at index ``r``, hence changes at least ``P - K_r`` of them; summed over the indices,
+    ``lower_bound = sum_r (P - K_r)`` (slots of lite or departed members always count as
+    changes). Row constraints are ignored, so the bound may not be reachable; it is a
+    bound for balanced targets only (``balanced=False`` targets may beat it).
+
+    Parameters
+    ----------
+    current, target : ndarray[int32] of shape (P, R1) / (P, R2), or PartitionTable
+        Tables over the same partitions (the narrower is padded with empty slots).
+    members : Members or int
+        The member registry used for ``target``.
+    grouping : str or array-like of int, default "per_member"
+        As in :func:`arrange`.
+    replica_count : int, optional
+        As in :func:`arrange` (default ``min(G, 7)``).
+
+    Returns
+    -------
+    ArrangementReport
+        ``slot_changes``, ``lower_bound``, ``member_counts`` (M, W), ``group_counts``
+        (G, W), ``max_deviation`` (largest ``|group count - P/G|`` over the filled
+        indices), ``member_max_deviation`` (largest ``|member count - group count / n|``),
+        ``balanced`` (every such count within floor/ceil), ``valid`` (filled indices full,
+        no group twice in a row, no lite member), ``cyclic_partitions`` (partition ids).
+
+    Raises
+    ------
+    TypeError, ValueError
+        As for :func:`arrange`; also tables with different partition counts.
+
+    Examples
+    --------
+    >>> import numpy as np, hzfast
+    >>> cur = np.full((10, 2), -1, dtype=np.int32)
+    >>> rep = hzfast.arrangement_report(cur, hzfast.arrange(cur, 2), 2)
+    >>> rep.slot_changes, rep.lower_bound, rep.balanced, rep.cycle_count
+    (20, 20, True, 0)
+    """
+    members = Members.coerce(members)
+    prep = _prepare(current, members, grouping, replica_count)
+    tgt = as_replicas(target, "target", member_count=len(members))
+    P = prep.cur.shape[0]
+    if tgt.shape[0] != P:
+        raise ValueError(f"current and target must have the same partition count, got "
+                         f"{P} and {tgt.shape[0]}")
+    W = max(prep.cur.shape[1], tgt.shape[1])
+    cur, tgt = _pad(prep.cur, W), _pad(tgt, W)
+    M, G, R_fill, gid = len(members), prep.G, prep.R_fill, prep.gid
+    changes, cc, tc = _arrange.report_counts(cur, tgt, M)
+    sizes = np.diff(prep.gstart).astype(np.int64)
+    data = gid >= 0
+    f, e = divmod(P, G)
+    lower = 0
+    for r in range(W):
+        if r < R_fill:
+            a0 = _kept_bound(cc[r], gid, G, f, sizes)
+            a1 = _kept_bound(cc[r], gid, G, f + 1, sizes)
+            K = int(a0.sum()) + min(e, int((a1 > a0).sum()))
+        else:
+            K = int((cur[:, r] == -1).sum())
+        lower += P - K
+    member_counts = tc.T.astype(np.int64)
+    group_counts = np.zeros((G, W), dtype=np.int64)
+    np.add.at(group_counts, gid[data], member_counts[data])
+    gc = group_counts[:, :R_fill]
+    max_dev = float(np.abs(gc - P / G).max()) if R_fill else 0.0
+    mc = member_counts[data][:, :R_fill]
+    gcm = gc[gid[data]]
+    nm = sizes[gid[data]][:, None]
+    member_dev = float(np.abs(mc - gcm / nm).max()) if R_fill else 0.0
+    balanced = bool(((gc == f) | (gc == f + 1)).all()
+                    and ((mc == gcm // nm) | (mc == -(-gcm // nm))).all())
+    tg = np.where(tgt >= 0, gid[np.maximum(tgt, 0)], -2)
+    lite_used = bool(((tgt >= 0) & (tg == -1)).any())
+    filled = bool((tgt[:, :R_fill] >= 0).all())
+    s = np.sort(np.where(tg >= 0, tg, -1 - np.arange(W)), axis=1)  # empties never collide
+    no_dup = bool((s[:, 1:] != s[:, :-1]).all()) if W > 1 else True
+    valid = filled and no_dup and not lite_used
+    from hzfast.planning import find_cycles
+    cyc = np.asarray(find_cycles(cur, tgt))
+    if cyc.ndim == 2:
+        cyc = cyc.any(axis=1)
+    return ArrangementReport(
+        partition_count=P, replica_count=prep.R, filled_replica_count=R_fill, group_count=G,
+        slot_changes=int(changes), lower_bound=int(lower), member_counts=member_counts,
+        group_counts=group_counts, group_ids=gid, max_deviation=max_dev,
+        member_max_deviation=member_dev, balanced=balanced, valid=valid,
+        cyclic_partitions=np.flatnonzero(cyc))

@@ -1,2 +1,402 @@
-"""Placeholder: being written."""
-__all__ = []
+"""Hazelcast-exact key hashing and partition-table stamps.
+
+Thin, validating layer over the ``hzfast._hashing`` kernels:
+
+* :func:`murmur3_x86_32` - standard MurmurHash3_x86_32 (what Hazelcast hashes keys with);
+* :func:`murmur3_x64_64` - Hazelcast's non-standard MurmurHash3_x64_64 variant;
+* :func:`stamp` - the partition-table stamp of a version vector;
+* :func:`serialize_key` - Hazelcast's serialized form of a String/Integer/Long key;
+* :func:`partition_hash`, :func:`partition_id`, :func:`partition_ids` - key -> partition,
+  bit-exact with Hazelcast's ``PartitionService.getPartitionId`` (and with Java for the
+  ``-2**31`` hash that hazelcast-python-client gets wrong).
+"""
+from __future__ import annotations
+
+import operator
+import struct
+
+import numpy as np
+
+from hzfast import _check
+from hzfast import _hashing as _k
+from hzfast._check import DEFAULT_PARTITION_COUNT
+from hzfast._keys import (DATA_HEADER, INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN, KeyBatch,
+                          check_key_type, is_scalar_key, normalize_keys)
+
+__all__ = [
+    "HAZELCAST_SEED",
+    "murmur3_x86_32",
+    "murmur3_x64_64",
+    "stamp",
+    "serialize_key",
+    "partition_hash",
+    "partition_id",
+    "partition_ids",
+]
+
+#: Seed of every Hazelcast MurmurHash3 call (``HashUtil.MURMUR3_SEED``).
+HAZELCAST_SEED = 0x01000193
+
+TYPE_STRING, TYPE_INTEGER, TYPE_LONG = -11, -7, -8
+_HDR_STRING = struct.pack(">ii", 0, TYPE_STRING)
+_HDR_INT = struct.pack(">ii", 0, TYPE_INTEGER)
+_HDR_LONG = struct.pack(">ii", 0, TYPE_LONG)
+_pack_i = struct.Struct(">i").pack
+_pack_q = struct.Struct(">q").pack
+
+try:
+    import pyarrow as _pa
+except ImportError:  # pragma: no cover
+    _pa = None
+
+
+# --------------------------------------------------------------------------- helpers
+def _as_bytes(data, name: str = "data") -> memoryview:
+    """A 1-D, C-contiguous byte view of a bytes-like object (never a copy)."""
+    if isinstance(data, bytes):
+        return data  # the kernel takes bytes directly
+    if isinstance(data, str):
+        raise TypeError(f"{name} must be bytes-like, got str (encode it first)")
+    try:
+        mv = memoryview(data)
+    except TypeError:
+        raise TypeError(f"{name} must be bytes-like, got {type(data).__name__}") from None
+    if not mv.c_contiguous:
+        raise ValueError(f"{name} must be C-contiguous")
+    if mv.ndim != 1 or mv.format != "B":
+        mv = mv.cast("B")
+    return mv
+
+
+def _check_seed(seed, name: str = "seed") -> int:
+    """A 32-bit seed: any value in [-2**31, 2**32); returned as its unsigned bit pattern."""
+    s = _check.check_int(seed, name, minimum=INT32_MIN, maximum=2**32 - 1)
+    return s & 0xFFFFFFFF
+
+
+def _signed32(u: int) -> int:
+    return u - 2**32 if u >= 2**31 else u
+
+
+def _serialize(key, key_type, name: str) -> bytes:
+    if key_type == "data" or (key_type is None and isinstance(key, (bytes, bytearray,
+                                                                      memoryview))):
+        if not isinstance(key, (bytes, bytearray, memoryview)):
+            raise TypeError(f"{name}: key_type='data' needs bytes-like serialized data, "
+                            f"got {type(key).__name__}")
+        b = bytes(key)
+        if len(b) < DATA_HEADER:
+            raise ValueError(f"{name} is {len(b)} bytes: serialized Hazelcast data needs at "
+                             f"least {DATA_HEADER} (partition hash + type id)")
+        return b
+    if isinstance(key, str):
+        if key_type not in (None, "string"):
+            raise TypeError(f"{name}: key_type={key_type!r} does not match a str key")
+        try:
+            utf8 = key.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValueError(f"{name} cannot be encoded as UTF-8 (lone surrogate?)") from None
+        return _HDR_STRING + _pack_i(len(utf8)) + utf8
+    if key is None:
+        raise ValueError(f"{name} is None: null keys cannot be hashed")
+    if isinstance(key, (bool, np.bool_)):
+        raise TypeError(f"{name} is a bool: bools are not integer keys")
+    if isinstance(key, (int, np.integer)):
+        if key_type not in (None, "int", "long"):
+            raise TypeError(f"{name}: key_type={key_type!r} does not match an int key")
+        v = int(key)
+        kind = key_type
+        if kind is None:  # numpy scalars keep their array meaning; Python ints are Integers
+            kind = "long" if isinstance(key, np.int64) else "int"
+        if kind == "int":
+            if not INT32_MIN <= v <= INT32_MAX:
+                raise ValueError(f"{name} = {v} does not fit a Java Integer (int32); pass "
+                                 f"key_type='long' to hash it as a Long")
+            return _HDR_INT + _pack_i(v)
+        if not INT64_MIN <= v <= INT64_MAX:
+            raise ValueError(f"{name} = {v} does not fit a Java Long (int64)")
+        return _HDR_LONG + _pack_q(v)
+    raise TypeError(f"{name} must be a str, int or bytes (serialized data), "
+                    f"got {type(key).__name__}")
+
+
+def _hash_batch(batch: KeyBatch, partition_count: int, name: str) -> np.ndarray:
+    """Kernel dispatch: partition_count 0 = raw hashes."""
+    out = np.empty(batch.n, dtype=np.int32)
+    if batch.kind == "int":
+        _k.bulk_int32(batch.values, out, partition_count)
+    elif batch.kind == "long":
+        _k.bulk_int64(batch.values, out, partition_count)
+    else:
+        bad = _k.bulk_bytes(batch.offsets, batch.data, out, partition_count,
+                            batch.kind == "data")
+        if bad != -1:
+            raise ValueError(f"{name}[{bad}]: offsets point outside the data buffer "
+                             f"(malformed array)")
+    return out
+
+
+def _bulk(keys, key_type, partition_count: int, name: str = "keys") -> np.ndarray:
+    if _pa is not None and isinstance(keys, _pa.ChunkedArray) and keys.num_chunks > 1:
+        # chunk by chunk, so Arrow buffers stay zero-copy
+        check_key_type(key_type)
+        parts = [_hash_batch(normalize_keys(c, key_type, name), partition_count, name)
+                 for c in keys.iterchunks()]
+        return np.concatenate(parts) if parts else np.empty(0, np.int32)
+    return _hash_batch(normalize_keys(keys, key_type, name), partition_count, name)
+
+
+# --------------------------------------------------------------------------- public API
+def murmur3_x86_32(data, seed: int = HAZELCAST_SEED) -> int:
+    """Standard MurmurHash3_x86_32 (Hazelcast ``HashUtil.MurmurHash3_x86_32``).
+
+    Parameters
+    ----------
+    data : bytes-like
+        bytes, bytearray, memoryview or a C-contiguous numpy array (hashed as raw bytes).
+    seed : int, default 0x01000193
+        32-bit seed, ``-2**31 <= seed < 2**32`` (negative values are their two's complement).
+
+    Returns
+    -------
+    int
+        The signed 32-bit hash; equals ``mmh3.hash(data, seed, signed=True)``.
+
+    Raises
+    ------
+    TypeError
+        ``data`` is not bytes-like (a str must be encoded first); ``seed`` not an int.
+    ValueError
+        ``seed`` out of range; non-contiguous ``data``.
+
+    Examples
+    --------
+    >>> import hzfast
+    >>> hzfast.murmur3_x86_32(b"key-1")
+    1228513025
+    """
+    return _k.murmur3_x86_32(_as_bytes(data), _check_seed(seed))
+
+
+def murmur3_x64_64(data, seed: int = HAZELCAST_SEED) -> int:
+    """Hazelcast's ``HashUtil.MurmurHash3_x64_64``: a non-standard 64-bit MurmurHash3.
+
+    It differs from the standard x64_128 (``mmh3.hash64``): other initial state, block
+    constants that evolve per block, sign-extended tail bytes and a different
+    finalisation (see DESIGN section 3).
+
+    Parameters
+    ----------
+    data : bytes-like
+    seed : int, default 0x01000193
+        32-bit seed (a Java ``int``: values >= 2**31 are their negative two's complement,
+        sign-extended to 64 bits as Java does).
+
+    Returns
+    -------
+    int
+        The signed 64-bit hash.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`murmur3_x86_32`.
+
+    Examples
+    --------
+    >>> import hzfast
+    >>> hzfast.murmur3_x64_64(b"")
+    9168145165656307917
+    """
+    return _k.murmur3_x64_64(_as_bytes(data), _signed32(_check_seed(seed)))
+
+
+def stamp(versions) -> int:
+    """Hazelcast's partition-table stamp (``PartitionStampUtil``) of a version vector.
+
+    The x64_64 variant, seed 0x01000193, over the versions as big-endian int32 (partition
+    ``p`` at byte offset ``4 * p``). The kernel byte-swaps on the fly: no buffer is built.
+
+    Parameters
+    ----------
+    versions : ndarray[int32] of shape (P,)
+        C-contiguous. A list/tuple of ints in int32 range is converted. ``P = 0`` is fine.
+
+    Returns
+    -------
+    int
+        The signed 64-bit stamp.
+
+    Raises
+    ------
+    TypeError
+        Not int32 / not an array of integers.
+    ValueError
+        Not 1-D, not C-contiguous, values outside int32.
+
+    Examples
+    --------
+    >>> import numpy as np, hzfast
+    >>> hzfast.stamp(np.zeros(271, dtype=np.int32))
+    -1991270704151068896
+    """
+    h = _k.stamp_fast(versions)  # int32 1-D C-contiguous ndarray: no further checks needed
+    if h is None:
+        h = _k.stamp(_check._as_array(versions, "versions", 1))
+    return h
+
+
+def serialize_key(key, key_type=None) -> bytes:
+    """Hazelcast's serialized form (``Data``) of a key.
+
+    4-byte partition hash (0), 4-byte big-endian type id, big-endian payload:
+    String (type id -11) = int32 UTF-8 length + UTF-8 bytes; Integer (-7) = int32;
+    Long (-8) = int64.
+
+    Parameters
+    ----------
+    key : str, int or bytes-like
+        A Python ``int`` is an Integer when it fits in int32 (as hazelcast-python-client
+        does), else ``key_type="long"`` is required. ``numpy.int32`` / ``numpy.int64``
+        scalars are Integer / Long. Bytes are already serialized data.
+    key_type : {None, "string", "int", "long", "data"}
+        ``"data"``: ``key`` is already serialized and is returned unchanged (>= 8 bytes).
+
+    Returns
+    -------
+    bytes
+
+    Raises
+    ------
+    TypeError
+        Unsupported key type, bool, key_type not matching the key.
+    ValueError
+        None, int out of range, data shorter than 8 bytes, unknown key_type.
+
+    Examples
+    --------
+    >>> import hzfast
+    >>> hzfast.serialize_key("a").hex()
+    '00000000fffffff50000000161'
+    >>> hzfast.serialize_key(1, key_type="long").hex()
+    '00000000fffffff80000000000000001'
+    """
+    return _serialize(key, check_key_type(key_type), "key")
+
+
+def partition_hash(keys, key_type=None):
+    """Hazelcast's partition hash of one key or of a batch of keys.
+
+    MurmurHash3_x86_32 (seed 0x01000193) of the serialized key after its 8-byte header;
+    for serialized data with a non-zero header hash, that header hash.
+
+    Parameters
+    ----------
+    keys : scalar key or batch
+        A str / int / bytes key, or anything :func:`partition_ids` accepts.
+    key_type : {None, "string", "int", "long", "data"}
+
+    Returns
+    -------
+    int (scalar key) or ndarray[int32] of shape (N,)
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`partition_ids`.
+
+    Examples
+    --------
+    >>> import hzfast
+    >>> hzfast.partition_hash("key")
+    1476017569
+    >>> hzfast.partition_hash([0, 1]).tolist()
+    [923237662, 768969306]
+    """
+    key_type = check_key_type(key_type)
+    if is_scalar_key(keys) or keys is None:
+        return _k.data_hash(_serialize(keys, key_type, "keys"))
+    return _bulk(keys, key_type, 0)
+
+
+def partition_id(key, partition_count: int = DEFAULT_PARTITION_COUNT, key_type=None) -> int:
+    """The partition of one key (Hazelcast ``PartitionService.getPartitionId``).
+
+    ``0`` if the hash is ``-2**31`` (as Java; hazelcast-python-client differs there), else
+    ``abs(hash) % partition_count``.
+
+    Parameters
+    ----------
+    key : str, int or bytes-like
+    partition_count : int, default 271
+        ``1 <= partition_count < 2**31``.
+    key_type : {None, "string", "int", "long", "data"}
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    TypeError
+        As :func:`serialize_key`; ``partition_count`` not an int; a batch was given (use
+        :func:`partition_ids`).
+    ValueError
+        As :func:`serialize_key`; ``partition_count <= 0``.
+
+    Examples
+    --------
+    >>> import hzfast
+    >>> hzfast.partition_id("hello"), hzfast.partition_id("hello", 20000)
+    (270, 8981)
+    """
+    pc = _check.check_partition_count(partition_count)
+    key_type = check_key_type(key_type)
+    if not (is_scalar_key(key) or key is None):
+        raise TypeError(f"key must be a single key (str, int or bytes), got "
+                        f"{type(key).__name__}; use partition_ids for a batch")
+    return _k.hash_to_index(_k.data_hash(_serialize(key, key_type, "key")), pc)
+
+
+def partition_ids(keys, partition_count: int = DEFAULT_PARTITION_COUNT,
+                  key_type=None) -> np.ndarray:
+    """The partition of every key of a batch, in one ``nogil`` pass.
+
+    Parameters
+    ----------
+    keys : batch of keys
+        * list / tuple of ``str`` or of ``int`` (Integers; ints outside int32 need
+          ``key_type="long"``), or of bytes (serialized data);
+        * numpy ``int32`` (Integer), ``int64`` (Long), unicode (``'U'``) or object-of-str
+          arrays, 1-D and C-contiguous;
+        * pyarrow ``Array`` / ``ChunkedArray`` of ``string``, ``large_string``, ``int32``,
+          ``int64``, or ``binary`` / ``large_binary`` holding serialized Hazelcast data.
+          Strings are hashed straight from the Arrow buffers (zero-copy, offset honoured).
+    partition_count : int, default 271
+        ``1 <= partition_count < 2**31``.
+    key_type : {None, "string", "int", "long", "data"}
+        ``None`` infers from the keys; ``"long"`` hashes integer keys as Java Longs.
+
+    Returns
+    -------
+    ndarray[int32] of shape (N,)
+
+    Raises
+    ------
+    TypeError
+        Unsupported container or dtype (float, uint, bool, ...), mixed str/int items,
+        bools, key_type not matching the keys, ``partition_count`` not an int.
+    ValueError
+        None/null keys (position named), ints out of range, 2-D or non-contiguous arrays,
+        serialized data shorter than 8 bytes, unknown key_type, ``partition_count <= 0``.
+
+    Examples
+    --------
+    >>> import numpy as np, hzfast
+    >>> hzfast.partition_ids(["key", "hello"]).tolist()
+    [80, 270]
+    >>> hzfast.partition_ids(np.array([0, 1], dtype=np.int64), 20000).tolist()
+    [3647, 3549]
+    """
+    pc = _check.check_partition_count(partition_count)
+    return _bulk(keys, check_key_type(key_type), pc)

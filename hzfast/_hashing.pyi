@@ -1,0 +1,22 @@
+"""Stub for the hzfast._hashing extension (kernels; validate with hzfast.hashing first)."""
+import numpy as np
+from numpy.typing import NDArray
+
+OK: int  # -1: status of the bulk kernels when every item was fine
+
+def murmur3_x86_32(data: bytes | memoryview, seed: int) -> int: ...  # const uint8_t[::1], uint32_t -> int32_t
+def murmur3_x64_64(data: bytes | memoryview, seed: int) -> int: ...  # const uint8_t[::1], int32_t -> int64_t
+def stamp(versions: NDArray[np.int32]) -> int: ...  # const int32_t[::1] -> int64_t
+def stamp_fast(versions: object) -> int | None: ...  # object (int32 1-D C-contiguous ndarray, else None)
+def hash_to_index(h: int, partition_count: int) -> int: ...  # int32_t, int32_t -> int32_t
+def data_hash(data: bytes | memoryview) -> int: ...  # const uint8_t[::1] (len >= 8) -> int32_t
+def bulk_int32(keys: NDArray[np.int32], out: NDArray[np.int32], partition_count: int) -> None: ...  # const int32_t[::1], int32_t[::1], int32_t
+def bulk_int64(keys: NDArray[np.int64], out: NDArray[np.int32], partition_count: int) -> None: ...  # const int64_t[::1], int32_t[::1], int32_t
+def bulk_bytes(
+    offsets: NDArray[np.int32] | NDArray[np.int64],  # const offset_t[::1] (fused int32_t/int64_t)
+    data: NDArray[np.uint8],  # const uint8_t[::1]
+    out: NDArray[np.int32],  # int32_t[::1]
+    partition_count: int,  # int32_t (<= 0: raw hashes)
+    is_data: bool,  # bint
+) -> int: ...  # intp_t: -1 or index of the first malformed item
+def encode_str_list(seq: list[str]) -> tuple[int, int, NDArray[np.int64] | None, NDArray[np.uint8] | None]: ...  # list

@@ -1,0 +1,566 @@
+"""Hash kernels: Hazelcast-exact MurmurHash3 (x86_32 and the x64_64 variant), the
+partition-table stamp and bulk key -> partition hashing.
+
+Every ``def`` here trusts its caller (``hzfast.hashing`` / ``hzfast._keys`` validate
+dtypes, shapes and ranges); the only checks left are the cheap ones that keep memory
+safe (output length, offsets inside the data buffer), reported as a status so the
+public layer can raise a clear error.
+"""
+import numpy as np
+
+cimport cython
+cimport numpy as cnp
+from libc.string cimport memcpy
+from hzfast._types cimport int8_t, uint8_t, int32_t, uint32_t, int64_t, uint64_t, intp_t
+
+cdef extern from *:
+    """
+    #include <stdint.h>
+    #include <string.h>
+    static inline uint32_t hz_load32le(const uint8_t* p) {
+        uint32_t v; memcpy(&v, p, 4);
+    #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+        v = __builtin_bswap32(v);
+    #endif
+        return v;
+    }
+    static inline uint64_t hz_load64le(const uint8_t* p) {
+        uint64_t v; memcpy(&v, p, 8);
+    #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+        v = __builtin_bswap64(v);
+    #endif
+        return v;
+    }
+    static inline uint32_t hz_load32be(const uint8_t* p) {
+        return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | (uint32_t)p[3];
+    }
+    /* Little-endian load of the big-endian bytes of x == byte swap on this side. */
+    static inline uint32_t hz_bswap32(uint32_t x) { return __builtin_bswap32(x); }
+    static inline uint32_t hz_rotl32(uint32_t x, int r) { return (x << r) | (x >> (32 - r)); }
+    static inline uint64_t hz_rotl64(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
+    /* Lemire's fastmod: a % d for 32-bit a and d >= 1, with m = UINT64_MAX / d + 1. */
+    static inline uint64_t hz_fastmod_m(uint32_t d) { return UINT64_C(0xFFFFFFFFFFFFFFFF) / d + 1; }
+    static inline uint32_t hz_fastmod(uint32_t a, uint64_t m, uint32_t d) {
+        uint64_t low = m * a;
+        return (uint32_t)(((__uint128_t)low * d) >> 64);
+    }
+    """
+    uint32_t hz_load32le(const uint8_t* p) noexcept nogil
+    uint64_t hz_load64le(const uint8_t* p) noexcept nogil
+    uint32_t hz_load32be(const uint8_t* p) noexcept nogil
+    uint32_t hz_bswap32(uint32_t x) noexcept nogil
+    uint32_t hz_rotl32(uint32_t x, int r) noexcept nogil
+    uint64_t hz_rotl64(uint64_t x, int r) noexcept nogil
+    uint64_t hz_fastmod_m(uint32_t d) noexcept nogil
+    uint32_t hz_fastmod(uint32_t a, uint64_t m, uint32_t d) noexcept nogil
+
+ctypedef fused offset_t:
+    int32_t
+    int64_t
+
+cdef enum:
+    HZ_SEED = 0x01000193          # Hazelcast's murmur seed
+    INT32_MIN = -2147483647 - 1
+
+# Status of the bulk kernels: -1 = fine, else the index of the first bad item.
+OK = -1
+
+
+# ----------------------------------------------------------------------------- x86_32
+cdef inline uint32_t _mix_k(uint32_t k) noexcept nogil:
+    k *= 0xcc9e2d51u
+    k = hz_rotl32(k, 15)
+    return k * 0x1b873593u
+
+
+cdef inline uint32_t _mix_h(uint32_t h, uint32_t k) noexcept nogil:
+    h ^= _mix_k(k)
+    h = hz_rotl32(h, 13)
+    return h * 5u + 0xe6546b64u
+
+
+cdef inline uint32_t _fmix32(uint32_t h) noexcept nogil:
+    h ^= h >> 16
+    h *= 0x85ebca6bu
+    h ^= h >> 13
+    h *= 0xc2b2ae35u
+    h ^= h >> 16
+    return h
+
+
+cdef inline uint32_t _body32(uint32_t h, const uint8_t* p, intp_t n) noexcept nogil:
+    """Blocks and tail of x86_32 over p[0:n], continuing from state h (no finalisation)."""
+    cdef intp_t i, nblocks = n >> 2
+    cdef uint32_t k = 0
+    cdef const uint8_t* tail = p + (nblocks << 2)
+    for i in range(nblocks):
+        h = _mix_h(h, hz_load32le(p + (i << 2)))
+    n &= 3
+    if n:
+        if n == 3:
+            k ^= (<uint32_t>tail[2]) << 16
+        if n >= 2:
+            k ^= (<uint32_t>tail[1]) << 8
+        k ^= tail[0]
+        h ^= _mix_k(k)
+    return h
+
+
+cdef int32_t murmur3_32_c(const uint8_t* p, intp_t n, uint32_t seed) noexcept nogil:
+    cdef uint32_t h = _body32(seed, p, n)
+    return <int32_t>_fmix32(h ^ <uint32_t>n)
+
+
+cdef inline int32_t _hash_int32(int32_t v) noexcept nogil:
+    # Payload = 4 big-endian bytes: one block, read little-endian = byte swap.
+    cdef uint32_t h = _mix_h(HZ_SEED, hz_bswap32(<uint32_t>v))
+    return <int32_t>_fmix32(h ^ 4u)
+
+
+cdef inline int32_t _hash_int64(int64_t v) noexcept nogil:
+    # Payload = 8 big-endian bytes: high word first, each read little-endian.
+    cdef uint64_t u = <uint64_t>v
+    cdef uint32_t h = _mix_h(HZ_SEED, hz_bswap32(<uint32_t>(u >> 32)))
+    h = _mix_h(h, hz_bswap32(<uint32_t>u))
+    return <int32_t>_fmix32(h ^ 8u)
+
+
+cdef inline int32_t _hash_string(const uint8_t* p, intp_t n) noexcept nogil:
+    # Payload = int32 BE UTF-8 length (exactly one block), then the UTF-8 bytes.
+    cdef uint32_t h = _mix_h(HZ_SEED, hz_bswap32(<uint32_t>n))
+    h = _body32(h, p, n)
+    return <int32_t>_fmix32(h ^ <uint32_t>(n + 4))
+
+
+cdef inline int32_t _hash_data(const uint8_t* p, intp_t n) noexcept nogil:
+    # Serialized Data (n >= 8): the header's partition hash when non-zero, else the
+    # murmur of everything after the 8-byte header.
+    cdef int32_t ph = <int32_t>hz_load32be(p)
+    if ph != 0:
+        return ph
+    return murmur3_32_c(p + 8, n - 8, HZ_SEED)
+
+
+cdef int32_t hash_to_index_c(int32_t h, int32_t partition_count) noexcept nogil:
+    if h == INT32_MIN:
+        return 0
+    if h < 0:
+        h = -h
+    return h % partition_count
+
+
+cdef inline int32_t _to_index(int32_t h, uint64_t m, uint32_t d) noexcept nogil:
+    # hashToIndex with a precomputed fastmod multiplier (no division in the loop).
+    cdef uint32_t a
+    if h == INT32_MIN:
+        return 0
+    a = <uint32_t>(-h) if h < 0 else <uint32_t>h
+    return <int32_t>hz_fastmod(a, m, d)
+
+
+# ----------------------------------------------------------------------------- x64_64 variant
+cdef inline uint64_t _fmix64(uint64_t k) noexcept nogil:
+    k ^= k >> 33
+    k *= 0xff51afd7ed558ccdULL
+    k ^= k >> 33
+    k *= 0xc4ceb9fe1a85ec53ULL
+    k ^= k >> 33
+    return k
+
+
+cdef struct X64State:
+    uint64_t h1
+    uint64_t h2
+    uint64_t c1
+    uint64_t c2
+
+
+cdef inline void _x64_init(X64State* s, int32_t seed) noexcept nogil:
+    cdef uint64_t sd = <uint64_t>(<int64_t>seed)  # sign-extended, as Java does
+    s.h1 = 0x9368e53c2f6af274ULL ^ sd
+    s.h2 = 0x586dcd208f7cd3fdULL ^ sd
+    s.c1 = 0x87c37b91114253d5ULL
+    s.c2 = 0x4cf5ad432745937fULL
+
+
+cdef inline void _x64_bmix(X64State* s, uint64_t k1, uint64_t k2) noexcept nogil:
+    k1 *= s.c1
+    k1 = hz_rotl64(k1, 23)
+    k1 *= s.c2
+    s.h1 ^= k1
+    s.h1 += s.h2
+    s.h2 = hz_rotl64(s.h2, 41)
+    k2 *= s.c2
+    k2 = hz_rotl64(k2, 23)
+    k2 *= s.c1
+    s.h2 ^= k2
+    s.h2 += s.h1
+    s.h1 = s.h1 * 3 + 0x52dce729ULL
+    s.h2 = s.h2 * 3 + 0x38495ab5ULL
+
+
+cdef inline void _x64_block(X64State* s, uint64_t k1, uint64_t k2) noexcept nogil:
+    _x64_bmix(s, k1, k2)
+    s.c1 = s.c1 * 5 + 0x7b7d159cULL
+    s.c2 = s.c2 * 5 + 0x6bce6396ULL
+
+
+cdef inline void _x64_tail(X64State* s, const uint8_t* tail, intp_t rem) noexcept nogil:
+    # Each tail byte is sign-extended (Java's (long) byte) before shifting.
+    cdef uint64_t k1 = 0, k2 = 0
+    cdef intp_t t
+    if rem == 0:
+        return
+    for t in range(rem):
+        if t < 8:
+            k1 ^= (<uint64_t>(<int64_t>(<int8_t>tail[t]))) << (8 * t)
+        else:
+            k2 ^= (<uint64_t>(<int64_t>(<int8_t>tail[t]))) << (8 * (t - 8))
+    _x64_bmix(s, k1, k2)
+
+
+cdef inline int64_t _x64_final(X64State* s, intp_t n) noexcept nogil:
+    s.h2 ^= <uint64_t>n
+    s.h1 += s.h2
+    s.h2 += s.h1
+    s.h1 = _fmix64(s.h1)
+    s.h2 = _fmix64(s.h2)
+    return <int64_t>(s.h1 + s.h2)
+
+
+cdef int64_t murmur3_x64_64_c(const uint8_t* p, intp_t n, int32_t seed) noexcept nogil:
+    cdef X64State s
+    cdef intp_t i, nblocks = n >> 4
+    _x64_init(&s, seed)
+    for i in range(nblocks):
+        _x64_block(&s, hz_load64le(p + (i << 4)), hz_load64le(p + (i << 4) + 8))
+    _x64_tail(&s, p + (nblocks << 4), n & 15)
+    return _x64_final(&s, n)
+
+
+cdef int64_t stamp_c(const int32_t* v, intp_t count) noexcept nogil:
+    # The buffer is the big-endian int32 versions; a 16-byte block holds 4 of them and
+    # its little-endian uint64 words are the byte-swapped versions side by side.
+    cdef X64State s
+    cdef intp_t i, nblocks = count >> 2, rem = count & 3
+    cdef uint8_t tail[16]
+    cdef uint32_t w
+    _x64_init(&s, <int32_t>HZ_SEED)
+    for i in range(nblocks):
+        _x64_block(&s,
+                   <uint64_t>hz_bswap32(<uint32_t>v[4 * i])
+                   | (<uint64_t>hz_bswap32(<uint32_t>v[4 * i + 1]) << 32),
+                   <uint64_t>hz_bswap32(<uint32_t>v[4 * i + 2])
+                   | (<uint64_t>hz_bswap32(<uint32_t>v[4 * i + 3]) << 32))
+    for i in range(rem):
+        w = <uint32_t>v[4 * nblocks + i]
+        tail[4 * i] = <uint8_t>(w >> 24)
+        tail[4 * i + 1] = <uint8_t>(w >> 16)
+        tail[4 * i + 2] = <uint8_t>(w >> 8)
+        tail[4 * i + 3] = <uint8_t>w
+    _x64_tail(&s, tail, 4 * rem)
+    return _x64_final(&s, 4 * count)
+
+
+# ----------------------------------------------------------------------------- bulk cores
+cdef void _bulk_int32(const int32_t* keys, intp_t n, int32_t* out,
+                      int32_t partition_count) noexcept nogil:
+    cdef intp_t i
+    cdef uint32_t d = <uint32_t>partition_count
+    cdef uint64_t m
+    if partition_count <= 0:  # raw hashes
+        for i in range(n):
+            out[i] = _hash_int32(keys[i])
+    else:
+        m = hz_fastmod_m(d)
+        for i in range(n):
+            out[i] = _to_index(_hash_int32(keys[i]), m, d)
+
+
+cdef void _bulk_int64(const int64_t* keys, intp_t n, int32_t* out,
+                      int32_t partition_count) noexcept nogil:
+    cdef intp_t i
+    cdef uint32_t d = <uint32_t>partition_count
+    cdef uint64_t m
+    if partition_count <= 0:
+        for i in range(n):
+            out[i] = _hash_int64(keys[i])
+    else:
+        m = hz_fastmod_m(d)
+        for i in range(n):
+            out[i] = _to_index(_hash_int64(keys[i]), m, d)
+
+
+cdef intp_t _bulk_bytes(const offset_t* offsets, intp_t n, const uint8_t* data,
+                        intp_t data_len, int32_t* out, int32_t partition_count,
+                        bint is_data) noexcept nogil:
+    """Strings (is_data=False) or serialized Data. Returns -1, or the index of the first
+    item whose offsets fall outside data[0:data_len] (or, for Data, is shorter than 8)."""
+    cdef intp_t i, start, end
+    cdef uint32_t d = <uint32_t>partition_count
+    cdef uint64_t m = hz_fastmod_m(d) if partition_count > 0 else 0
+    cdef int32_t h
+    cdef intp_t min_len = 8 if is_data else 0
+    for i in range(n):
+        start = <intp_t>offsets[i]
+        end = <intp_t>offsets[i + 1]
+        if start < 0 or end - start < min_len or end > data_len:
+            return i
+        if is_data:
+            h = _hash_data(data + start, end - start)
+        else:
+            h = _hash_string(data + start, end - start)
+        out[i] = _to_index(h, m, d) if partition_count > 0 else h
+    return -1
+
+
+# ----------------------------------------------------------------------------- def entries
+def murmur3_x86_32(const uint8_t[::1] data, uint32_t seed):
+    """Standard MurmurHash3_x86_32 of ``data``; signed int32."""
+    cdef int32_t h
+    cdef intp_t n = data.shape[0]
+    with nogil:
+        h = murmur3_32_c(&data[0] if n else NULL, n, seed)
+    return h
+
+
+def murmur3_x64_64(const uint8_t[::1] data, int32_t seed):
+    """Hazelcast's MurmurHash3_x64_64 variant of ``data``; signed int64."""
+    cdef int64_t h
+    cdef intp_t n = data.shape[0]
+    with nogil:
+        h = murmur3_x64_64_c(&data[0] if n else NULL, n, seed)
+    return h
+
+
+def stamp(const int32_t[::1] versions):
+    """Partition-table stamp of ``versions`` (int32, C-contiguous); signed int64."""
+    cdef int64_t h
+    cdef intp_t n = versions.shape[0]
+    with nogil:
+        h = stamp_c(&versions[0] if n else NULL, n)
+    return h
+
+
+cnp.import_array()
+
+
+def stamp_fast(object versions):
+    """Stamp of an int32, 1-D, C-contiguous ndarray without a memoryview round trip;
+    ``None`` for anything else (the caller then validates and calls :func:`stamp`).
+
+    For the 271-partition case the memoryview acquisition would cost more than the hash.
+    """
+    cdef cnp.ndarray arr
+    cdef int64_t h
+    cdef intp_t n
+    cdef const int32_t* p
+    if type(versions) is not cnp.ndarray:
+        return None
+    arr = <cnp.ndarray>versions
+    if (cnp.PyArray_TYPE(arr) != cnp.NPY_INT32 or cnp.PyArray_NDIM(arr) != 1
+            or not cnp.PyArray_IS_C_CONTIGUOUS(arr)):
+        return None
+    n = cnp.PyArray_DIM(arr, 0)
+    p = <const int32_t*>cnp.PyArray_DATA(arr)
+    if n < 8192:  # a few microseconds at most: not worth a GIL round trip
+        return stamp_c(p, n)
+    with nogil:
+        h = stamp_c(p, n)
+    return h
+
+
+def hash_to_index(int32_t h, int32_t partition_count):
+    """Hazelcast hashToIndex (``partition_count`` > 0, validated by the caller)."""
+    return hash_to_index_c(h, partition_count)
+
+
+def data_hash(const uint8_t[::1] data):
+    """Partition hash of one serialized Data blob (``len(data) >= 8``, validated by caller)."""
+    cdef int32_t h
+    with nogil:
+        h = _hash_data(&data[0], data.shape[0])
+    return h
+
+
+def bulk_int32(const int32_t[::1] keys, int32_t[::1] out, int32_t partition_count):
+    """Integer keys -> hashes (``partition_count <= 0``) or partition ids into ``out``."""
+    if out.shape[0] != keys.shape[0]:
+        raise ValueError("out must have the length of keys")
+    if keys.shape[0] == 0:
+        return
+    with nogil:
+        _bulk_int32(&keys[0], keys.shape[0], &out[0], partition_count)
+
+
+def bulk_int64(const int64_t[::1] keys, int32_t[::1] out, int32_t partition_count):
+    """Long keys -> hashes (``partition_count <= 0``) or partition ids into ``out``."""
+    if out.shape[0] != keys.shape[0]:
+        raise ValueError("out must have the length of keys")
+    if keys.shape[0] == 0:
+        return
+    with nogil:
+        _bulk_int64(&keys[0], keys.shape[0], &out[0], partition_count)
+
+
+def bulk_bytes(const offset_t[::1] offsets, const uint8_t[::1] data, int32_t[::1] out,
+               int32_t partition_count, bint is_data):
+    """String (UTF-8) or serialized-Data keys given as Arrow-style ``offsets`` (length
+    n + 1, absolute into ``data``) -> hashes or partition ids into ``out``.
+
+    Returns -1, or the index of the first item whose offsets are out of bounds (or, for
+    Data, shorter than 8 bytes); ``out`` is then only partly written.
+    """
+    cdef intp_t n = offsets.shape[0] - 1
+    cdef intp_t bad
+    cdef const uint8_t* dp = &data[0] if data.shape[0] else NULL
+    if n < 0 or out.shape[0] != n:
+        raise ValueError("offsets must have length len(out) + 1")
+    if n == 0:
+        return -1
+    with nogil:
+        bad = _bulk_bytes(&offsets[0], n, dp, data.shape[0], &out[0], partition_count, is_data)
+    return bad
+
+
+# ----------------------------------------------------------------------------- list[str] encoder
+cdef extern from "Python.h":
+    bint PyUnicode_Check(object o)
+    bint PyUnicode_IS_ASCII(object o)
+    Py_ssize_t PyUnicode_GET_LENGTH(object o)
+    void* PyUnicode_DATA(object o)
+    const char* PyUnicode_AsUTF8AndSize(object o, Py_ssize_t* size) except NULL
+
+
+def encode_str_list(list seq):
+    """UTF-8 encode a list of str into one buffer, without temporary bytes objects.
+
+    Returns ``(status, position, offsets, data)``: status 0 = fine (offsets int64 of
+    length n + 1, data uint8); 1 = ``seq[position]`` is not a str; 2 = it cannot be
+    encoded as UTF-8 (lone surrogate). ASCII strings are copied straight from the str
+    object; others go through CPython's cached UTF-8 form.
+    """
+    cdef Py_ssize_t n = len(seq), i, size
+    cdef int64_t total = 0
+    cdef object item
+    cdef const char* src
+    offsets_arr = np.empty(n + 1, dtype=np.int64)
+    cdef int64_t[::1] offsets = offsets_arr
+    offsets[0] = 0
+    for i in range(n):
+        item = seq[i]
+        if not PyUnicode_Check(item):
+            return 1, i, None, None
+        if PyUnicode_IS_ASCII(item):
+            size = PyUnicode_GET_LENGTH(item)
+        else:
+            try:
+                PyUnicode_AsUTF8AndSize(item, &size)
+            except UnicodeEncodeError:
+                return 2, i, None, None
+        total += size
+        offsets[i + 1] = total
+    data_arr = np.empty(total, dtype=np.uint8)
+    cdef uint8_t[::1] data = data_arr
+    cdef uint8_t* dst = &data[0] if total else NULL
+    for i in range(n):
+        item = seq[i]
+        if PyUnicode_IS_ASCII(item):
+            src = <const char*>PyUnicode_DATA(item)
+            size = offsets[i + 1] - offsets[i]
+        else:
+            src = PyUnicode_AsUTF8AndSize(item, &size)
+        if size:
+            memcpy(dst + offsets[i], src, size)
+    return 0, 0, offsets_arr, data_arr
+
+
+# ----------------------------------------------------------------------------- numpy 'U' encoder
+cdef inline int _utf8_len(uint32_t c) noexcept nogil:
+    """UTF-8 length of code point c; 0 if it cannot be encoded (surrogate / > U+10FFFF)."""
+    if c < 0x80:
+        return 1
+    if c < 0x800:
+        return 2
+    if c < 0x10000:
+        return 0 if 0xD800 <= c <= 0xDFFF else 3
+    return 4 if c <= 0x10FFFF else 0
+
+
+cdef intp_t _utf32_sizes(const uint32_t* cp, intp_t n, intp_t width,
+                         int64_t* offsets) noexcept nogil:
+    """Pass 1: offsets[i+1] = UTF-8 end of string i (trailing NULs stripped, as numpy
+    does). Returns -1, or the index of the first string holding an unencodable point."""
+    cdef intp_t i, j, end
+    cdef int64_t total = 0
+    cdef int size
+    offsets[0] = 0
+    for i in range(n):
+        end = width
+        while end > 0 and cp[i * width + end - 1] == 0:
+            end -= 1
+        for j in range(end):
+            size = _utf8_len(cp[i * width + j])
+            if size == 0:
+                return i
+            total += size
+        offsets[i + 1] = total
+    return -1
+
+
+cdef void _utf32_encode(const uint32_t* cp, intp_t n, intp_t width, const int64_t* offsets,
+                        uint8_t* out) noexcept nogil:
+    """Pass 2: write the UTF-8 bytes (the code points were checked by pass 1)."""
+    cdef intp_t i, j, end
+    cdef uint32_t c
+    cdef uint8_t* o
+    for i in range(n):
+        o = out + offsets[i]
+        end = width
+        while end > 0 and cp[i * width + end - 1] == 0:
+            end -= 1
+        for j in range(end):
+            c = cp[i * width + j]
+            if c < 0x80:
+                o[0] = <uint8_t>c
+                o += 1
+            elif c < 0x800:
+                o[0] = <uint8_t>(0xC0 | (c >> 6))
+                o[1] = <uint8_t>(0x80 | (c & 0x3F))
+                o += 2
+            elif c < 0x10000:
+                o[0] = <uint8_t>(0xE0 | (c >> 12))
+                o[1] = <uint8_t>(0x80 | ((c >> 6) & 0x3F))
+                o[2] = <uint8_t>(0x80 | (c & 0x3F))
+                o += 3
+            else:
+                o[0] = <uint8_t>(0xF0 | (c >> 18))
+                o[1] = <uint8_t>(0x80 | ((c >> 12) & 0x3F))
+                o[2] = <uint8_t>(0x80 | ((c >> 6) & 0x3F))
+                o[3] = <uint8_t>(0x80 | (c & 0x3F))
+                o += 4
+
+
+def encode_utf32(const uint32_t[:, ::1] codepoints):
+    """UTF-8 encode a numpy ``'U'`` array viewed as ``uint32`` of shape (n, width).
+
+    Returns ``(status, offsets, data)``: status -1 = fine (offsets int64 of length n + 1,
+    data uint8); otherwise the index of the first string with an unencodable code point.
+    """
+    cdef intp_t n = codepoints.shape[0], width = codepoints.shape[1], bad
+    offsets_arr = np.empty(n + 1, dtype=np.int64)
+    cdef int64_t[::1] offsets = offsets_arr
+    cdef const uint32_t* cp = &codepoints[0, 0] if n and width else NULL
+    if cp == NULL:
+        offsets_arr[:] = 0
+        return -1, offsets_arr, np.empty(0, dtype=np.uint8)
+    with nogil:
+        bad = _utf32_sizes(cp, n, width, &offsets[0])
+    if bad != -1:
+        return bad, None, None
+    data_arr = np.empty(offsets[n], dtype=np.uint8)
+    cdef uint8_t[::1] data = data_arr
+    if offsets[n]:
+        with nogil:
+            _utf32_encode(cp, n, width, &offsets[0], &data[0])
+    return -1, offsets_arr, data_arr

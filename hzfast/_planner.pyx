@@ -1,0 +1,726 @@
+# cython: language_level=3
+"""Migration-planner kernels: validation, cycles, Hazelcast's planner, prioritization,
+apply and diff over whole replica tables.
+
+Every ``def`` here trusts its caller (``hzfast.planning``) for dtype, contiguity and
+shapes (memoryview signatures enforce dtype/contiguity anyway); member values are
+validated by :func:`check_pair`, which every public function calls first.
+
+A decision is ``(source, sci, sni, destination, dci, dni)``; ``-1`` = none.
+Per partition the planner makes at most R decisions: every decision turns at least one
+slot whose occupant differs from the (cycle-fixed) target into a matching slot and never
+breaks a matching slot, so the number of decisions is bounded by the number of
+mismatching slots (``check_pair`` counts them; the output columns are sized with it).
+"""
+import numpy as np
+
+from hzfast._types cimport int8_t, uint8_t, int32_t, int64_t, uint64_t, intp_t
+
+cdef extern from *:
+    """
+    #define HZ_POPCOUNT64(x) __builtin_popcountll(x)
+    """
+    int HZ_POPCOUNT64(uint64_t x) noexcept nogil
+
+# ----------------------------------------------------------------- constants
+cdef enum:
+    MAXR = 7
+    DEC_CAP = 8          # per-partition decision buffer (proved bound: R <= 7)
+
+# status codes (first problem found)
+cdef enum:
+    S_OK = 0
+    S_BELOW_MINUS_ONE = 1
+    S_DUPLICATE = 2
+    S_INTERNAL = 3       # planner invariant broken (cannot happen on validated input)
+    S_BAD_PARTITION = 4
+    S_BAD_INDEX = 5
+    S_SOURCE_MISMATCH = 6
+    S_DESTINATION_MISMATCH = 7
+    S_BAD_MEMBER = 8
+
+OK = S_OK
+BELOW_MINUS_ONE = S_BELOW_MINUS_ONE
+DUPLICATE = S_DUPLICATE
+INTERNAL = S_INTERNAL
+BAD_PARTITION = S_BAD_PARTITION
+BAD_INDEX = S_BAD_INDEX
+SOURCE_MISMATCH = S_SOURCE_MISMATCH
+DESTINATION_MISMATCH = S_DESTINATION_MISMATCH
+BAD_MEMBER = S_BAD_MEMBER
+
+# MigrationKind values (hzfast.planning.MigrationKind)
+cdef enum:
+    K_REMOVE = 0
+    K_COPY = 1
+    K_ASSIGN_LOST_OWNER = 2
+    K_SHIFT_UP = 3
+    K_MOVE = 4
+    K_SHIFT_DOWN = 5
+    K_SHIFT_UP_SOURCE_DROPPED = 6
+    K_SHIFT_UP_SHIFT_DOWN = 7
+
+
+# ------------------------------------------------------------------ row helpers
+cdef inline int index_of(const int32_t* row, int R, int32_t v) noexcept nogil:
+    """Position of member ``v`` in ``row``; -1 if absent or ``v == -1``. Cannot fail.
+
+    ``row`` is an 8-slot working row padded with -1 beyond R, so the scan is a fixed,
+    branch-free 8-step select (``R`` is unused; kept for readability of call sites).
+    """
+    cdef int pos = -1, k
+    for k in range(DEC_CAP - 1, -1, -1):
+        if row[k] == v:
+            pos = k
+    return pos if v >= 0 else -1
+
+
+cdef inline bint row_suspect(const int32_t* row, int R) noexcept nogil:
+    """Branch-free screen of one row: False means values >= -1 and no member twice.
+    True means :func:`check_row` must look (a 64-bit filter collision or a real problem).
+    Cannot fail."""
+    cdef uint64_t seen = 0
+    cdef int i, cnt = 0
+    cdef int32_t v, mn = 0
+    for i in range(R):
+        v = row[i]
+        mn = v if v < mn else mn
+        seen |= (<uint64_t>(v >= 0)) << (v & 63)
+        cnt += v >= 0
+    return (mn < -1) | (HZ_POPCOUNT64(seen) != cnt)
+
+
+cdef inline int check_row(const int32_t* row, int R, int* col) noexcept nogil:
+    """Status of one row (values >= -1, no member twice); *col = offending column.
+
+    A 64-bit membership filter makes the common duplicate-free row cost R steps.
+    Cannot fail (returns a status).
+    """
+    cdef uint64_t seen = 0, bit
+    cdef int i, j
+    cdef int32_t v
+    for i in range(R):
+        v = row[i]
+        if v < 0:
+            if v < -1:
+                col[0] = i
+                return S_BELOW_MINUS_ONE
+            continue
+        bit = (<uint64_t>1) << (v & 63)
+        if seen & bit:
+            for j in range(i):
+                if row[j] == v:
+                    col[0] = i
+                    return S_DUPLICATE
+        seen |= bit
+    return S_OK
+
+
+cdef inline bint cyclic_at(const int32_t* cur, const int32_t* tgt, int R, int index) noexcept nogil:
+    """Hazelcast ``isCyclic(old, new, index)``. At most R steps (the index map is
+    injective on validated rows, so the walk ends; the cap only guards). Cannot fail."""
+    cdef int32_t new_owner = tgt[index]
+    cdef int first = index, nxt, steps
+    for steps in range(R + 1):
+        nxt = index_of(tgt, R, cur[first])
+        if nxt == -1 or nxt == first:
+            return False
+        if cur[nxt] == new_owner:
+            return True
+        first = nxt
+    return False
+
+
+cdef inline bint row_is_cyclic(const int32_t* cur, const int32_t* tgt, int R) noexcept nogil:
+    """Hazelcast ``isCyclic(old, new)`` on one row. Cannot fail."""
+    cdef int i
+    cdef int32_t c, t
+    for i in range(R):
+        c = cur[i]
+        t = tgt[i]
+        if c < 0 or t < 0 or c == t:
+            continue
+        if cyclic_at(cur, tgt, R, i):
+            return True
+    return False
+
+
+cdef inline bint fix_row(const int32_t* cur, int32_t* tgt, int R) noexcept nogil:
+    """Hazelcast ``fixCycle(old, new)``: reverts every cycle of ``tgt`` (in place) to
+    ``cur``; returns whether there was one. Cannot fail."""
+    cdef int i, index, nxt, steps
+    cdef int32_t c, t
+    cdef bint cyclic = False
+    for i in range(R):
+        c = cur[i]
+        t = tgt[i]
+        if c < 0 or t < 0 or c == t:
+            continue
+        if cyclic_at(cur, tgt, R, i):
+            index = i
+            for steps in range(R + 1):
+                nxt = index_of(tgt, R, cur[index])
+                tgt[index] = cur[index]
+                if nxt == -1:
+                    break
+                index = nxt
+            cyclic = True
+    return cyclic
+
+
+# ------------------------------------------------------------------- planner
+cdef struct Decisions:
+    int n
+    int32_t src[DEC_CAP]
+    int32_t sci[DEC_CAP]
+    int32_t sni[DEC_CAP]
+    int32_t dst[DEC_CAP]
+    int32_t dci[DEC_CAP]
+    int32_t dni[DEC_CAP]
+
+
+cdef inline int emit(Decisions* d, int32_t src, int32_t sci, int32_t sni,
+                     int32_t dst, int32_t dci, int32_t dni) noexcept nogil:
+    """Append one decision; returns -1 when the buffer is full (never on valid input)."""
+    cdef int n = d.n
+    if n >= DEC_CAP:
+        return -1
+    d.src[n] = src
+    d.sci[n] = sci
+    d.sni[n] = sni
+    d.dst[n] = dst
+    d.dci[n] = dci
+    d.dni[n] = dni
+    d.n = n + 1
+    return 0
+
+
+cdef int plan_chain(int32_t* s, const int32_t* t, int R, int c, Decisions* d) noexcept nogil:
+    """Hazelcast's private ``planMigrations(..., currentIndex)``: one decision at a
+    colder index. Returns 0, or -1 if an invariant is broken (status, no exception)."""
+    cdef int j, k, steps
+    cdef int32_t x
+    for steps in range(R + 1):
+        j = index_of(s, R, t[c])
+        if j < 0:
+            return -1
+        if t[j] < 0:
+            x = s[c]
+            if x < 0:
+                if emit(d, -1, -1, -1, s[j], j, c) < 0:
+                    return -1
+                s[c] = s[j]
+            else:
+                k = index_of(t, R, x)
+                if k < 0:
+                    if emit(d, x, c, -1, s[j], j, c) < 0:
+                        return -1
+                    s[c] = s[j]
+                elif s[k] < 0:
+                    if emit(d, x, c, k, s[j], j, c) < 0:
+                        return -1
+                    s[k] = x
+                    s[c] = s[j]
+                else:
+                    if emit(d, x, c, -1, s[j], j, c) < 0:
+                        return -1
+                    s[c] = s[j]
+            s[j] = -1
+            return 0
+        if index_of(s, R, t[j]) < 0:
+            if emit(d, s[j], j, -1, t[j], -1, j) < 0:
+                return -1
+            s[j] = t[j]
+            return 0
+        c = j
+    return -1
+
+
+cdef int plan_row(const int32_t* cur, const int32_t* t, int R, Decisions* d) noexcept nogil:
+    """Hazelcast ``MigrationPlanner.planMigrations`` on one row whose target ``t`` is
+    already cycle-fixed (both 8-slot working rows padded with -1). Decisions go to ``d`` in emission order. Returns 0, or -1 if an
+    invariant is broken (cannot happen on validated input; status, no exception)."""
+    cdef int32_t s[DEC_CAP]
+    cdef int i, j, k, guard
+    cdef int32_t ti, si
+    for i in range(DEC_CAP):
+        s[i] = cur[i]
+    d.n = 0
+    i = 0
+    guard = 0
+    while i < R:
+        guard += 1
+        if guard > 4 * R + 4:
+            return -1
+        ti = t[i]
+        si = s[i]
+        if ti < 0:
+            if si >= 0:
+                if emit(d, si, i, -1, -1, -1, -1) < 0:
+                    return -1
+                s[i] = -1
+            i += 1
+            continue
+        if si < 0:
+            j = index_of(s, R, ti)
+            if j < 0:
+                if emit(d, -1, -1, -1, ti, -1, i) < 0:
+                    return -1
+                s[i] = ti
+                i += 1
+                continue
+            if j > i:
+                if emit(d, -1, -1, -1, s[j], j, i) < 0:
+                    return -1
+                s[i] = s[j]
+                s[j] = -1
+                continue
+            return -1
+        if si == ti:
+            i += 1
+            continue
+        j = index_of(s, R, ti)
+        if j < 0:
+            k = index_of(t, R, si)
+            if k < 0:
+                if emit(d, si, i, -1, ti, -1, i) < 0:                # MOVE
+                    return -1
+            elif k <= i:
+                return -1
+            elif s[k] < 0:
+                if emit(d, si, i, k, ti, -1, i) < 0:                 # SHIFT DOWN
+                    return -1
+                s[k] = si
+            else:
+                if emit(d, si, i, -1, ti, -1, i) < 0:                # MOVE-3
+                    return -1
+            s[i] = ti
+            i += 1
+            continue
+        if plan_chain(s, t, R, i, d) < 0:
+            return -1
+    for i in range(R):
+        if s[i] != t[i]:
+            return -1
+    return 0
+
+
+cdef inline bint is_instant(int32_t src, int32_t dst, int32_t dci, int32_t dni) noexcept nogil:
+    return dst < 0 or (src < 0 and dci < 0 and dni == 0)
+
+
+cdef inline int8_t kind_of(int32_t src, int32_t sni, int32_t dst, int32_t dci,
+                           int32_t dni) noexcept nogil:
+    if dst < 0:
+        return K_REMOVE
+    if src < 0:
+        if dci < 0:
+            return K_ASSIGN_LOST_OWNER if dni == 0 else K_COPY
+        return K_SHIFT_UP
+    if dci < 0:
+        return K_MOVE if sni < 0 else K_SHIFT_DOWN
+    return K_SHIFT_UP_SOURCE_DROPPED if sni < 0 else K_SHIFT_UP_SHIFT_DOWN
+
+
+cdef void prioritize_order(intp_t* order, intp_t n, const int32_t* src, const int32_t* sci,
+                           const int32_t* sni, const int32_t* dst,
+                           const int32_t* dni) noexcept nogil:
+    """``MigrationManager.prioritizeCopiesAndShiftUps`` on ``order[:n]`` (positions into
+    the field arrays), in place. Cannot fail."""
+    cdef intp_t index, k, q, m, o
+    for index in range(n):
+        m = order[index]
+        if sci[m] != -1:
+            continue
+        k = index - 1
+        while k >= 0:
+            o = order[k]
+            if sci[o] == -1:
+                break
+            if dst[o] == dst[m] or src[o] == dst[m]:
+                break
+            if sni[o] != -1 and sni[o] < dni[m]:
+                break
+            k -= 1
+        if k + 1 != index:
+            q = index
+            while q > k + 1:
+                order[q] = order[q - 1]
+                q -= 1
+            order[k + 1] = m
+
+
+# ------------------------------------------------------------ nogil cores
+cdef inline void load_row(const int32_t* src, int R, int32_t* dst) noexcept nogil:
+    """Copy ``src[:R]`` into the 8-slot working row ``dst`` padded with -1. Cannot fail."""
+    cdef int i
+    for i in range(DEC_CAP):
+        dst[i] = -1
+    for i in range(R):
+        dst[i] = src[i]
+
+
+cdef inline bint rows_differ(const int32_t* a, const int32_t* b, int R) noexcept nogil:
+    cdef int i
+    cdef int32_t x = 0
+    for i in range(R):
+        x |= a[i] ^ b[i]
+    return x != 0
+
+
+cdef int check_pair_c(const int32_t[:, ::1] a, const int32_t[:, ::1] b, bint has_b,
+                      intp_t* which, intp_t* row, intp_t* col, intp_t* mismatches,
+                      int32_t* max_member) noexcept nogil:
+    """Validate ``a`` (and ``b``), count slots where they differ, find the largest
+    member. Returns a status; never raises."""
+    cdef intp_t p, P = a.shape[0], k, n
+    cdef int R = <int>a.shape[1], c = 0, st
+    cdef intp_t mm = 0
+    cdef int32_t mx = -1, v, w
+    cdef bint suspect = False
+    cdef const int32_t* pa
+    cdef const int32_t* pb
+    if P == 0:
+        mismatches[0] = 0
+        max_member[0] = -1
+        return S_OK
+    pa = &a[0, 0]
+    pb = &b[0, 0]
+    n = P * R
+    for p in range(P):
+        suspect |= row_suspect(pa + p * R, R)
+        if has_b:
+            suspect |= row_suspect(pb + p * R, R)
+    if suspect:  # rare: find the first problem exactly (row-major, a before b)
+        for p in range(P):
+            st = check_row(pa + p * R, R, &c)
+            if st != S_OK:
+                which[0] = 0; row[0] = p; col[0] = c
+                return st
+            if has_b:
+                st = check_row(pb + p * R, R, &c)
+                if st != S_OK:
+                    which[0] = 1; row[0] = p; col[0] = c
+                    return st
+    for k in range(n):
+        v = pa[k]
+        mx = v if v > mx else mx
+    if has_b:
+        for k in range(n):
+            v = pa[k]
+            w = pb[k]
+            mx = w if w > mx else mx
+            mm += v != w
+    mismatches[0] = mm
+    max_member[0] = mx
+    return S_OK
+
+
+cdef void find_cycles_c(const int32_t[:, ::1] cur, const int32_t[:, ::1] tgt,
+                        uint8_t[::1] out) noexcept nogil:
+    """Cannot fail."""
+    cdef intp_t p, P = cur.shape[0]
+    cdef int R = <int>cur.shape[1]
+    cdef int32_t cw[DEC_CAP]
+    cdef int32_t tw[DEC_CAP]
+    for p in range(P):
+        if not rows_differ(&cur[p, 0], &tgt[p, 0], R):
+            out[p] = 0
+            continue
+        load_row(&cur[p, 0], R, cw)
+        load_row(&tgt[p, 0], R, tw)
+        out[p] = row_is_cyclic(cw, tw, R)
+
+
+cdef void fix_cycles_c(const int32_t[:, ::1] cur, int32_t[:, ::1] tgt) noexcept nogil:
+    """Fix ``tgt`` (the caller's copy) in place. Cannot fail."""
+    cdef intp_t p, P = cur.shape[0]
+    cdef int R = <int>cur.shape[1], i
+    cdef int32_t cw[DEC_CAP]
+    cdef int32_t tw[DEC_CAP]
+    for p in range(P):
+        if not rows_differ(&cur[p, 0], &tgt[p, 0], R):
+            continue
+        load_row(&cur[p, 0], R, cw)
+        load_row(&tgt[p, 0], R, tw)
+        if fix_row(cw, tw, R):
+            for i in range(R):
+                tgt[p, i] = tw[i]
+
+
+cdef intp_t plan_c(const int32_t[:, ::1] cur, const int32_t[:, ::1] tgt, int32_t[:, ::1] fixed,
+                   bint prioritized, intp_t capacity,
+                   int32_t[::1] o_pid, int32_t[::1] o_src, int32_t[::1] o_sci,
+                   int32_t[::1] o_sni, int32_t[::1] o_dst, int32_t[::1] o_dci,
+                   int32_t[::1] o_dni, int8_t[::1] o_kind, uint8_t[::1] o_inst,
+                   intp_t* bad_partition) noexcept nogil:
+    """The whole-table planner. Returns the number of rows written, or -1 with
+    ``*bad_partition`` set when an invariant breaks (status, never raises)."""
+    cdef intp_t p, P = cur.shape[0], n = 0, q, m, nq
+    cdef int R = <int>cur.shape[1], i
+    cdef Decisions d
+    cdef intp_t order[DEC_CAP]
+    cdef int32_t cw[DEC_CAP]
+    cdef int32_t tw[DEC_CAP]
+    cdef bint inst
+    for p in range(P):
+        for i in range(R):
+            fixed[p, i] = tgt[p, i]
+        if not rows_differ(&cur[p, 0], &tgt[p, 0], R):
+            continue
+        load_row(&cur[p, 0], R, cw)
+        load_row(&tgt[p, 0], R, tw)
+        if fix_row(cw, tw, R):
+            for i in range(R):
+                fixed[p, i] = tw[i]
+        if plan_row(cw, tw, R, &d) < 0:
+            bad_partition[0] = p
+            return -1
+        if d.n == 0:
+            continue
+        if n + d.n > capacity:
+            bad_partition[0] = p
+            return -1
+        # order: identity, or instant first then the prioritized queue
+        if prioritized:
+            q = 0
+            for m in range(d.n):
+                if is_instant(d.src[m], d.dst[m], d.dci[m], d.dni[m]):
+                    order[q] = m
+                    q += 1
+            nq = q
+            if nq == 0:
+                for m in range(d.n):
+                    order[m] = m
+            else:
+                for m in range(d.n):
+                    if not is_instant(d.src[m], d.dst[m], d.dci[m], d.dni[m]):
+                        order[q] = m
+                        q += 1
+            if d.n - nq > 1:
+                prioritize_order(&order[nq], d.n - nq, d.src, d.sci, d.sni, d.dst, d.dni)
+        else:
+            for m in range(d.n):
+                order[m] = m
+        for q in range(d.n):
+            m = order[q]
+            o_pid[n] = <int32_t>p
+            o_src[n] = d.src[m]
+            o_sci[n] = d.sci[m]
+            o_sni[n] = d.sni[m]
+            o_dst[n] = d.dst[m]
+            o_dci[n] = d.dci[m]
+            o_dni[n] = d.dni[m]
+            o_kind[n] = kind_of(d.src[m], d.sni[m], d.dst[m], d.dci[m], d.dni[m])
+            o_inst[n] = is_instant(d.src[m], d.dst[m], d.dci[m], d.dni[m])
+            n += 1
+    return n
+
+
+cdef int apply_c(int32_t[:, ::1] reps, int32_t[::1] vers,
+                 const int32_t[::1] pid, const int32_t[::1] src, const int32_t[::1] sci,
+                 const int32_t[::1] sni, const int32_t[::1] dst, const int32_t[::1] dci,
+                 const int32_t[::1] dni, intp_t* bad) noexcept nogil:
+    """Apply rows in order to ``reps``/``vers`` (the caller's fresh copies), checking each
+    step. Returns a status; ``*bad`` = offending plan row. Never raises."""
+    cdef intp_t n, N = pid.shape[0], P = reps.shape[0]
+    cdef int R = <int>reps.shape[1], c = 0, st
+    cdef int32_t p, a, b, x, y, z, sm, dm
+    cdef int32_t* r
+    for n in range(N):
+        bad[0] = n
+        p = pid[n]
+        if p < 0 or p >= P:
+            return S_BAD_PARTITION
+        a = sci[n]; b = sni[n]; x = dci[n]; y = dni[n]
+        if a < -1 or a >= R or b < -1 or b >= R or x < -1 or x >= R or y < -1 or y >= R:
+            return S_BAD_INDEX
+        sm = src[n]; dm = dst[n]
+        if sm < -1 or dm < -1:
+            return S_BAD_MEMBER
+        if (y >= 0) != (dm >= 0) or (b >= 0 and sm < 0):
+            return S_BAD_INDEX
+        r = &reps[p, 0]
+        if a >= 0 and r[a] != sm:
+            return S_SOURCE_MISMATCH
+        if x >= 0 and r[x] != dm:
+            return S_DESTINATION_MISMATCH
+        if a >= 0:
+            r[a] = -1
+        if x >= 0:
+            r[x] = -1
+        if y >= 0:
+            r[y] = dm
+        if b >= 0:
+            r[b] = sm
+        z = 1
+        if b >= 0:
+            z += 1
+        if x >= 0:
+            z += 1
+        vers[p] += z
+        st = check_row(r, R, &c)
+        if st != S_OK:
+            return st
+    return S_OK
+
+
+cdef intp_t diff_c(const int32_t[:, ::1] cur, const int32_t[:, ::1] tgt, uint8_t[:, ::1] mask,
+                   int64_t[::1] changed, int64_t[:, ::1] gains, int64_t[:, ::1] losses,
+                   intp_t* n_changed) noexcept nogil:
+    """Fill the mask/gains/losses; returns the number of changed slots. Cannot fail
+    (members were bounded by the caller's validation and sizing)."""
+    cdef intp_t p, P = cur.shape[0], moves = 0, nc = 0
+    cdef int R = <int>cur.shape[1], i
+    cdef int32_t a, b
+    cdef bint any_changed
+    for p in range(P):
+        any_changed = False
+        for i in range(R):
+            a = cur[p, i]
+            b = tgt[p, i]
+            if a != b:
+                mask[p, i] = 1
+                any_changed = True
+                moves += 1
+                if b >= 0:
+                    gains[b, i] += 1
+                if a >= 0:
+                    losses[a, i] += 1
+            else:
+                mask[p, i] = 0
+        if any_changed:
+            changed[nc] = p
+            nc += 1
+    n_changed[0] = nc
+    return moves
+
+
+# -------------------------------------------------------------- def entries
+def check_pair(const int32_t[:, ::1] a, b=None):
+    """Validate one or two replica tables of equal shape.
+
+    Returns ``(status, which, row, col, mismatches, max_member)``; ``which`` is 0 for
+    ``a`` and 1 for ``b``; ``mismatches`` counts slots where ``a != b``.
+    """
+    cdef const int32_t[:, ::1] bb = a if b is None else b
+    cdef bint has_b = b is not None
+    cdef intp_t which = -1, row = -1, col = -1, mm = 0
+    cdef int32_t mx = -1
+    cdef int st
+    with nogil:
+        st = check_pair_c(a, bb, has_b, &which, &row, &col, &mm, &mx)
+    return st, which, row, col, mm, mx
+
+
+def find_cycles(const int32_t[:, ::1] current, const int32_t[:, ::1] target):
+    """Per-partition ``isCyclic`` -> ndarray[bool] of shape (P,)."""
+    out = np.empty(current.shape[0], dtype=np.bool_)
+    cdef uint8_t[::1] o = out.view(np.uint8)
+    with nogil:
+        find_cycles_c(current, target, o)
+    return out
+
+
+def fix_cycles(const int32_t[:, ::1] current, const int32_t[:, ::1] target):
+    """Copy of ``target`` with every cycle reverted to ``current`` (int32, (P, R))."""
+    out = np.array(target, dtype=np.int32, copy=True, order="C")
+    cdef int32_t[:, ::1] o = out
+    with nogil:
+        fix_cycles_c(current, o)
+    return out
+
+
+def plan(const int32_t[:, ::1] current, const int32_t[:, ::1] target, bint prioritized,
+         intp_t capacity):
+    """Run the whole-table planner.
+
+    ``capacity`` must be >= the number of slots where current and target differ.
+    Returns ``(n, bad_partition, fixed, pid, src, sci, sni, dst, dci, dni, kind,
+    instant)``; ``n == -1`` reports a broken invariant at ``bad_partition``.
+    """
+    cdef intp_t P = current.shape[0], R = current.shape[1], n, bad = -1
+    fixed = np.empty((P, R), dtype=np.int32)
+    if capacity < 0:
+        capacity = 0
+    pid = np.empty(capacity, dtype=np.int32)
+    src = np.empty(capacity, dtype=np.int32)
+    sci = np.empty(capacity, dtype=np.int32)
+    sni = np.empty(capacity, dtype=np.int32)
+    dst = np.empty(capacity, dtype=np.int32)
+    dci = np.empty(capacity, dtype=np.int32)
+    dni = np.empty(capacity, dtype=np.int32)
+    kind = np.empty(capacity, dtype=np.int8)
+    inst = np.empty(capacity, dtype=np.bool_)
+    cdef int32_t[:, ::1] f = fixed
+    cdef int32_t[::1] a1 = pid, a2 = src, a3 = sci, a4 = sni, a5 = dst, a6 = dci, a7 = dni
+    cdef int8_t[::1] a8 = kind
+    cdef uint8_t[::1] a9 = inst.view(np.uint8)
+    with nogil:
+        n = plan_c(current, target, f, prioritized, capacity,
+                   a1, a2, a3, a4, a5, a6, a7, a8, a9, &bad)
+    return n, bad, fixed, pid, src, sci, sni, dst, dci, dni, kind, inst
+
+
+def prioritize_columns(const int32_t[::1] pid, const int32_t[::1] src,
+                       const int32_t[::1] sci, const int32_t[::1] sni,
+                       const int32_t[::1] dst, const int32_t[::1] dci,
+                       const int32_t[::1] dni, bint instant_first):
+    """Order (ndarray[intp]) that prioritizes each run of equal ``pid``.
+
+    ``instant_first``: instant decisions first (in order), then the others prioritized
+    (the plan's order contract); otherwise the whole run is prioritized.
+    """
+    cdef intp_t N = pid.shape[0], a = 0, b, q, m, nq
+    order_arr = np.empty(N, dtype=np.intp)
+    cdef intp_t[::1] order = order_arr
+    with nogil:
+        while a < N:
+            b = a
+            while b < N and pid[b] == pid[a]:
+                b += 1
+            q = a
+            if instant_first:
+                for m in range(a, b):
+                    if is_instant(src[m], dst[m], dci[m], dni[m]):
+                        order[q] = m
+                        q += 1
+            nq = q
+            for m in range(a, b):
+                if not instant_first or not is_instant(src[m], dst[m], dci[m], dni[m]):
+                    order[q] = m
+                    q += 1
+            if b > nq:
+                prioritize_order(&order[nq], b - nq, &src[0], &sci[0], &sni[0], &dst[0], &dni[0])
+            a = b
+    return order_arr
+
+
+def apply(int32_t[:, ::1] replicas, int32_t[::1] versions,
+          const int32_t[::1] pid, const int32_t[::1] src, const int32_t[::1] sci,
+          const int32_t[::1] sni, const int32_t[::1] dst, const int32_t[::1] dci,
+          const int32_t[::1] dni):
+    """Apply plan rows in order to ``replicas``/``versions`` IN PLACE (pass copies).
+
+    Returns ``(status, bad_row)``.
+    """
+    cdef intp_t bad = -1
+    cdef int st
+    with nogil:
+        st = apply_c(replicas, versions, pid, src, sci, sni, dst, dci, dni, &bad)
+    return st, bad
+
+
+def diff(const int32_t[:, ::1] current, const int32_t[:, ::1] target, intp_t member_count):
+    """``(mask, changed, gains, losses, moves)``; members must be < ``member_count``."""
+    cdef intp_t P = current.shape[0], R = current.shape[1], nc = 0, moves
+    mask = np.empty((P, R), dtype=np.bool_)
+    changed = np.empty(P, dtype=np.int64)
+    gains = np.zeros((member_count, R), dtype=np.int64)
+    losses = np.zeros((member_count, R), dtype=np.int64)
+    cdef uint8_t[:, ::1] m = mask.view(np.uint8)
+    cdef int64_t[::1] c = changed
+    cdef int64_t[:, ::1] g = gains, l = losses
+    with nogil:
+        moves = diff_c(current, target, m, c, g, l, &nc)
+    return mask, changed[:nc].copy(), gains, losses, moves

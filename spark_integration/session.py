@@ -1,0 +1,89 @@
+"""``local_session``: the embedded default SparkSession, tuned for a small machine."""
+from __future__ import annotations
+
+import os
+import sys
+
+__all__ = ["local_session", "DEFAULT_CONF", "ARROW_BATCH_ROWS"]
+
+#: Rows per Arrow batch handed to the Python workers
+#: (``spark.sql.execution.arrow.maxRecordsPerBatch``). Measured on 10M int64 and short-string
+#: keys, local[2] (see bench/test_spark.py and the README): 10,000 (Spark's default) pays the
+#: per-batch JVM<->Python round trip too often; from ~50,000 on the transfer ceiling is reached and
+#: larger batches only raise worker memory (a 200,000-row string batch is a few MB).
+ARROW_BATCH_ROWS = 50_000
+
+#: Configuration ``local_session`` starts from; every entry can be overridden.
+DEFAULT_CONF = {
+    "spark.master": "local[2]",
+    "spark.app.name": "hzfast",
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.sql.shuffle.partitions": "2",
+    "spark.default.parallelism": "2",
+    "spark.driver.host": "127.0.0.1",
+    "spark.driver.bindAddress": "127.0.0.1",
+    "spark.sql.execution.arrow.pyspark.enabled": "true",
+    "spark.sql.execution.arrow.maxRecordsPerBatch": str(ARROW_BATCH_ROWS),
+}
+
+
+def local_session(**conf):
+    """Create (or get) a local SparkSession tuned for a small machine.
+
+    Arrow on, UI and console progress bar off, 2 shuffle partitions, driver bound to
+    127.0.0.1, Arrow batches of :data:`ARROW_BATCH_ROWS` rows, ``local[2]``. Python workers run
+    the interpreter running this code: ``PYSPARK_PYTHON`` is set to ``sys.executable`` unless
+    it is already set (on a cluster you set it to the packed environment's interpreter, see the
+    README's "Cluster use").
+
+    Parameters
+    ----------
+    **conf : str, int, float or bool
+        Spark configuration overriding the defaults. Keys are Spark property names, passed
+        with ``**{...}`` because they contain dots
+        (``local_session(**{"spark.sql.shuffle.partitions": 8})``); the shortcuts
+        ``master=`` and ``app_name=`` set ``spark.master`` / ``spark.app.name``.
+
+    Returns
+    -------
+    pyspark.sql.SparkSession
+        Note: if a session is already active, Spark returns it and applies only the
+        runtime-settable entries (``getOrCreate`` semantics).
+
+    Raises
+    ------
+    TypeError
+        A configuration value that is not a str, int, float or bool.
+    ValueError
+        A keyword that is neither a Spark property (``spark.*``, containing a dot) nor a
+        shortcut.
+
+    Examples
+    --------
+    >>> spark = local_session(**{"spark.driver.memory": "2g"})  # doctest: +SKIP
+    """
+    settings = dict(DEFAULT_CONF)
+    for key, value in conf.items():
+        if key == "master":
+            key = "spark.master"
+        elif key == "app_name":
+            key = "spark.app.name"
+        elif "." not in key:
+            raise ValueError(f"local_session: {key!r} is not a Spark property name; pass "
+                             f"properties as **{{'spark.x.y': value}} (or use master=/app_name=)")
+        if isinstance(value, bool):
+            value = "true" if value else "false"
+        elif not isinstance(value, (str, int, float)):
+            raise TypeError(f"local_session: value of {key!r} must be a str, int, float or bool, "
+                            f"got {type(value).__name__}")
+        settings[key] = str(value)
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    return builder.getOrCreate()
