@@ -60,6 +60,11 @@ cdef inline uint32_t mix(intp_t a, intp_t b, intp_t c) noexcept nogil:
     return h
 
 
+cdef inline uint32_t rot(intp_t x, uint32_t s, intp_t n) noexcept nogil:
+    """Position of x in the cyclic order of 0..n-1 starting at s % n (the tie-break)."""
+    return <uint32_t>((x + n - <intp_t>(s % <uint32_t>n)) % n)
+
+
 cdef inline intp_t pos_in(const int32_t* row, intp_t W, int32_t m) noexcept nogil:
     """Index of member m in a row of width W, or -1."""
     cdef intp_t i
@@ -90,8 +95,9 @@ cdef bint creates_cycle(const int32_t* crow, const int32_t* trow, intp_t W,
 
 
 cdef bint placeable(const int32_t* crow, const int32_t* trow, intp_t W,
-                    const int32_t* gid, int32_t m, intp_t r) noexcept nogil:
-    """m may take slot r: its group is not elsewhere in the target row, and no cycle."""
+                    const int32_t* gid, int32_t m, intp_t r, bint check_cycle=True) noexcept nogil:
+    """m may take slot r: its group is not elsewhere in the target row, and (when
+    check_cycle) the move closes no cycle."""
     cdef intp_t i, j
     cdef int32_t g = gid[m], x
     for i in range(W):
@@ -99,7 +105,7 @@ cdef bint placeable(const int32_t* crow, const int32_t* trow, intp_t W,
         if i != r and x >= 0 and gid[x] == g:
             return False
     j = pos_in(crow, W, m)
-    if j >= 0 and j != r and creates_cycle(crow, trow, W, j, r):
+    if check_cycle and j >= 0 and j != r and creates_cycle(crow, trow, W, j, r):
         return False
     return True
 
@@ -117,22 +123,24 @@ cdef inline bint key_less(int mv1, int64_t cap1, uint32_t h1,
 cdef int32_t best_member(const int32_t* crow, const int32_t* trow, intp_t W,
                          const int32_t* gid, const int32_t* gstart, const int32_t* gmem,
                          const int32_t* mcap, int32_t g, intp_t p, intp_t r,
-                         bint need_cap, int* is_move) noexcept nogil:
+                         bint need_cap, int* is_move, intp_t M,
+                         bint check_cycle=True) noexcept nogil:
     """Best member of group g for slot (p, r) by (-mcap, move, hash); -1 if none."""
     cdef intp_t a, j
     cdef int32_t m, best = -1
     cdef int mv, best_mv = 0
     cdef int64_t best_cap = 0
     cdef uint32_t h, best_h = 0
+    cdef uint32_t s = mix(p, r, 0)
     for a in range(gstart[g], gstart[g + 1]):
         m = gmem[a]
         if need_cap and mcap[m] <= 0:
             continue
-        if not placeable(crow, trow, W, gid, m, r):
+        if not placeable(crow, trow, W, gid, m, r, check_cycle):
             continue
         j = pos_in(crow, W, m)
         mv = 1 if (j >= 0 and j != r) else 0
-        h = mix(p, r, m)
+        h = rot(m, s, M)
         if best < 0 or key_less(mv, mcap[m], h, best_mv, best_cap, best_h):
             best = m; best_mv = mv; best_cap = mcap[m]; best_h = h
     is_move[0] = best_mv
@@ -178,10 +186,61 @@ cdef struct Work:
     int32_t* gcap           # (R_fill, G)
     int32_t* excess         # (M,)
     int32_t* lack           # (R_fill, M)
-    int32_t* filled         # (P,)
-    uint8_t* in_filled      # (P,)
+    int32_t* bg_start       # (G + 1,)
+    int32_t* bg_fill        # (G,)
+    int32_t* bg_rows        # (P,)
+    int32_t* parent         # (P,)
+    int32_t* queue          # (P,)
+    int64_t* rmark          # (P,)
+    int64_t* gvis           # (G,)
     int64_t* gmark          # (G,)
+    int64_t* cmark          # (M,)
+    int32_t* cpos           # (M,)
     int64_t stamp
+
+
+cdef void mark_row(Work* w, const int32_t* crow, const int32_t* trow) noexcept nogil:
+    """New stamp; mark the target row's groups (gmark) and the current row's members
+    (cmark, with their index in cpos)."""
+    cdef intp_t i
+    cdef int32_t c
+    w.stamp += 1
+    for i in range(w.W):
+        if trow[i] >= 0:
+            w.gmark[w.gid[trow[i]]] = w.stamp
+        c = crow[i]
+        if c >= 0:
+            w.cmark[c] = w.stamp
+            w.cpos[c] = <int32_t>i
+
+
+cdef int32_t fast_member(Work* w, const int32_t* crow, const int32_t* trow,
+                         const int32_t* mcap, int32_t g, intp_t p, intp_t r,
+                         int* is_move, uint32_t s) noexcept nogil:
+    """best_member(need_cap=True) for a row marked by mark_row, whose target row does not
+    hold group g: same result, O(1) per member unless the member would move.
+    ``s = mix(p, r, 0)``."""
+    cdef intp_t a
+    cdef int32_t m, best = -1
+    cdef int mv, best_mv = 0
+    cdef int64_t best_cap = 0
+    cdef uint32_t h, best_h = 0
+    for a in range(w.gstart[g], w.gstart[g + 1]):
+        m = w.gmem[a]
+        if mcap[m] <= 0:
+            continue
+        mv = 0
+        if w.cmark[m] == w.stamp and w.cpos[m] != r:
+            if creates_cycle(crow, trow, w.W, w.cpos[m], r):
+                continue
+            mv = 1
+        if best >= 0 and mcap[m] < best_cap:
+            continue
+        h = rot(m, s, w.M)
+        if best < 0 or key_less(mv, mcap[m], h, best_mv, best_cap, best_h):
+            best = m; best_mv = mv; best_cap = mcap[m]; best_h = h
+    is_move[0] = best_mv
+    return best
 
 
 cdef void mark_row_groups(Work* w, const int32_t* trow) noexcept nogil:
@@ -192,54 +251,82 @@ cdef void mark_row_groups(Work* w, const int32_t* trow) noexcept nogil:
             w.gmark[w.gid[trow[i]]] = w.stamp
 
 
-cdef bint try_swap(Work* w, intp_t p, intp_t r, intp_t nfilled) noexcept nogil:
-    """Stuck slot (p, r): take the member of another row q at index r (filled rows
-    newest first, then the others) and give q a member of a group with capacity."""
-    cdef intp_t W = w.W, G = w.G, k, q, g
+cdef bint augment(Work* w, intp_t p, intp_t r, bint kept_ok) noexcept nogil:
+    """Stuck slot (p, r): breadth-first augmenting path over rows at index r (see the
+    reference ``_augment``). Returns True when the slot was filled."""
+    cdef intp_t W = w.W, G = w.G, P = w.P, q, g, x, y, head = 0, tail = 0, a, i
     cdef int32_t* mcap = w.mcap + r * w.M
     cdef int32_t* gcap = w.gcap + r * G
-    cdef int32_t* trow = w.tgt + p * W
-    cdef int32_t* qrow
-    cdef int32_t mh, mg
+    cdef int32_t* xrow
+    cdef int32_t m, old, mg, incoming, out
     cdef int mv
-    cdef bint any_open = False
+    cdef int64_t bstamp, gst
+    # rows holding each group at r (CSR, ascending rows)
+    for g in range(G + 1):
+        w.bg_start[g] = 0
+    for q in range(P):
+        m = w.tgt[q * W + r]
+        if q != p and m >= 0 and (kept_ok or not w.keep[q * W + r]):
+            w.bg_start[w.gid[m] + 1] += 1
     for g in range(G):
-        if gcap[g] > 0:
-            any_open = True
-            break
-    if not any_open:
-        return False
-    for k in range(nfilled + w.P):
-        if k < nfilled:
-            q = w.filled[nfilled - 1 - k]
-        else:
-            q = k - nfilled
-            if w.in_filled[q]:
-                continue
-        if q == p:
-            continue
-        qrow = w.tgt + q * W
-        mh = qrow[r]
-        if mh < 0:
-            continue
-        qrow[r] = -1
-        if not placeable(w.cur + p * W, trow, W, w.gid, mh, r):
-            qrow[r] = mh
-            continue
+        w.bg_start[g + 1] += w.bg_start[g]
+    for g in range(G):
+        w.bg_fill[g] = w.bg_start[g]
+    for q in range(P):
+        m = w.tgt[q * W + r]
+        if q != p and m >= 0 and (kept_ok or not w.keep[q * W + r]):
+            w.bg_rows[w.bg_fill[w.gid[m]]] = <int32_t>q
+            w.bg_fill[w.gid[m]] += 1
+    w.stamp += 1
+    bstamp = w.stamp                 # rows seen (rmark) and groups explored (gvis)
+    w.rmark[p] = bstamp
+    w.parent[p] = -1
+    w.queue[tail] = <int32_t>p
+    tail += 1
+    while head < tail:
+        x = w.queue[head]
+        head += 1
+        xrow = w.tgt + x * W
+        old = xrow[r]
+        xrow[r] = -1
         for g in range(G):
             if gcap[g] <= 0:
                 continue
-            mg = best_member(w.cur + q * W, qrow, W, w.gid, w.gstart, w.gmem, mcap,
-                             <int32_t>g, q, r, True, &mv)
+            mg = best_member(w.cur + x * W, xrow, W, w.gid, w.gstart, w.gmem, mcap,
+                             <int32_t>g, x, r, True, &mv, w.M)
             if mg < 0:
                 continue
-            qrow[r] = mg
-            trow[r] = mh
+            xrow[r] = old
             mcap[mg] -= 1
             gcap[g] -= 1
-            w.keep[q * W + r] = 0
+            y = x
+            incoming = mg
+            while y != -1:
+                out = w.tgt[y * W + r]
+                w.tgt[y * W + r] = incoming
+                w.keep[y * W + r] = 0
+                incoming = out
+                y = w.parent[y]
             return True
-        qrow[r] = mh
+        w.stamp += 1
+        gst = w.stamp
+        for i in range(W):
+            if xrow[i] >= 0:
+                w.gmark[w.gid[xrow[i]]] = gst
+        for g in range(G):
+            if w.gvis[g] == bstamp or w.gmark[g] == gst:
+                continue
+            w.gvis[g] = bstamp
+            for a in range(w.bg_start[g], w.bg_start[g + 1]):
+                q = w.bg_rows[a]
+                if w.rmark[q] == bstamp:
+                    continue
+                if placeable(w.cur + x * W, xrow, W, w.gid, w.tgt[q * W + r], r):
+                    w.rmark[q] = bstamp
+                    w.parent[q] = <int32_t>x
+                    w.queue[tail] = <int32_t>q
+                    tail += 1
+        xrow[r] = old
     return False
 
 
@@ -247,7 +334,9 @@ cdef void arrange_c(Work* w) noexcept nogil:
     cdef intp_t P = w.P, W = w.W, M = w.M, G = w.G, R_fill = w.R_fill
     cdef intp_t p, r, k, g, nfilled
     cdef int32_t m, best, cand
-    cdef int64_t left, best_cap
+    cdef int64_t left, best_cap, maxcap
+    cdef intp_t i
+    cdef uint32_t s
     cdef int mv, best_mv
     cdef uint32_t h, best_h
     cdef const int32_t* crow
@@ -326,32 +415,39 @@ cdef void arrange_c(Work* w) noexcept nogil:
     for r in range(R_fill):
         mcap = w.mcap + r * M
         gcap = w.gcap + r * G
-        nfilled = 0
-        for p in range(P):
-            w.in_filled[p] = 0
         for p in range(P):
             trow = w.tgt + p * W
             if trow[r] != -1:
                 continue
             crow = w.cur + p * W
-            mark_row_groups(w, trow)
+            mark_row(w, crow, trow)
             best = -1
-            best_mv = 0; best_cap = 0; best_h = 0
+            best_mv = 0; best_cap = 0
+            maxcap = 0
             for g in range(G):
+                if gcap[g] > maxcap:
+                    maxcap = gcap[g]
+            s = mix(p, r, 0)
+            g = <intp_t>(s % <uint32_t>G)
+            # groups in tie-break order; key (-gcap, move); first best wins ties
+            for i in range(G):
+                if i:
+                    g += 1
+                    if g == G:
+                        g = 0
                 if gcap[g] <= 0 or w.gmark[g] == w.stamp:
                     continue
-                cand = best_member(crow, trow, W, w.gid, w.gstart, w.gmem, mcap,
-                                   <int32_t>g, p, r, True, &mv)
+                if best >= 0 and (gcap[g] < best_cap or (gcap[g] == best_cap and best_mv == 0)):
+                    continue                      # cannot beat the best key
+                cand = fast_member(w, crow, trow, mcap, <int32_t>g, p, r, &mv, s)
                 if cand < 0:
                     continue
-                h = mix(p, r, g)
-                if best < 0 or key_less(mv, gcap[g], h, best_mv, best_cap, best_h):
-                    best = cand; best_mv = mv; best_cap = gcap[g]; best_h = h
+                if best < 0 or gcap[g] > best_cap or mv < best_mv:
+                    best = cand; best_mv = mv; best_cap = gcap[g]
+                    if mv == 0 and best_cap == maxcap:
+                        break                     # nothing later can beat it
             if best < 0:
-                if try_swap(w, p, r, nfilled):
-                    w.filled[nfilled] = <int32_t>p
-                    nfilled += 1
-                    w.in_filled[p] = 1
+                if augment(w, p, r, False) or augment(w, p, r, True):
                     continue
                 mark_row_groups(w, trow)
                 best_cap = 0; best_h = 0
@@ -359,19 +455,29 @@ cdef void arrange_c(Work* w) noexcept nogil:
                     if w.gmark[g] == w.stamp:
                         continue
                     cand = best_member(crow, trow, W, w.gid, w.gstart, w.gmem, mcap,
-                                       <int32_t>g, p, r, False, &mv)
+                                       <int32_t>g, p, r, False, &mv, M)
                     if cand < 0:
                         continue
-                    h = mix(p, r, g)
+                    h = rot(g, s, G)
                     if best < 0 or key_less(0, gcap[g], h, 0, best_cap, best_h):
                         best = cand; best_cap = gcap[g]; best_h = h
+                if best < 0:
+                    # only a cycle-closing move fits (the row is a permutation of its
+                    # current members): take it; the caller reverts the cycle
+                    for g in range(G):
+                        if w.gmark[g] == w.stamp:
+                            continue
+                        cand = best_member(crow, trow, W, w.gid, w.gstart, w.gmem, mcap,
+                                           <int32_t>g, p, r, False, &mv, M, False)
+                        if cand < 0:
+                            continue
+                        h = rot(g, s, G)
+                        if best < 0 or key_less(0, gcap[g], h, 0, best_cap, best_h):
+                            best = cand; best_cap = gcap[g]; best_h = h
             if best >= 0:
                 trow[r] = best
                 mcap[best] -= 1
                 gcap[w.gid[best]] -= 1
-                w.filled[nfilled] = <int32_t>p
-                nfilled += 1
-                w.in_filled[p] = 1
 
 
 def arrange(const int32_t[:, ::1] cur, const int32_t[::1] gid, intp_t G, intp_t R_fill,
@@ -386,16 +492,25 @@ def arrange(const int32_t[:, ::1] cur, const int32_t[::1] gid, intp_t G, intp_t 
     gcap = np.zeros(R_fill * G + 1, dtype=np.int32)
     excess = np.zeros(M + 1, dtype=np.int32)
     lack = np.zeros(R_fill * M + 1, dtype=np.int32)
-    filled = np.zeros(P + 1, dtype=np.int32)
-    in_filled = np.zeros(P + 1, dtype=np.uint8)
+    bg_start = np.zeros(G + 2, dtype=np.int32)
+    bg_fill = np.zeros(G + 1, dtype=np.int32)
+    bg_rows = np.zeros(P + 1, dtype=np.int32)
+    parent = np.zeros(P + 1, dtype=np.int32)
+    queue = np.zeros(P + 1, dtype=np.int32)
+    rmark = np.zeros(P + 1, dtype=np.int64)
+    gvis = np.zeros(G + 1, dtype=np.int64)
     gmark = np.zeros(G + 1, dtype=np.int64)
+    cmark = np.zeros(M + 1, dtype=np.int64)
+    cpos = np.zeros(M + 1, dtype=np.int32)
     cdef int32_t[:, ::1] o = out
     cdef uint8_t[::1] keep_v = keep
     cdef int32_t[::1] holes_v = holes, mcap_v = mcap, gcap_v = gcap, excess_v = excess
     cdef int32_t[::1] lack_v = lack
-    cdef int32_t[::1] filled_v = filled
-    cdef uint8_t[::1] in_filled_v = in_filled
-    cdef int64_t[::1] gmark_v = gmark
+    cdef int32_t[::1] bg_start_v = bg_start, bg_fill_v = bg_fill, bg_rows_v = bg_rows
+    cdef int32_t[::1] parent_v = parent, queue_v = queue
+    cdef int64_t[::1] rmark_v = rmark, gvis_v = gvis
+    cdef int64_t[::1] gmark_v = gmark, cmark_v = cmark
+    cdef int32_t[::1] cpos_v = cpos
     cdef Work w
     if P == 0:
         return out
@@ -411,9 +526,16 @@ def arrange(const int32_t[:, ::1] cur, const int32_t[::1] gid, intp_t G, intp_t 
     w.gcap = &gcap_v[0]
     w.excess = &excess_v[0]
     w.lack = &lack_v[0]
-    w.filled = &filled_v[0]
-    w.in_filled = &in_filled_v[0]
+    w.bg_start = &bg_start_v[0]
+    w.bg_fill = &bg_fill_v[0]
+    w.bg_rows = &bg_rows_v[0]
+    w.parent = &parent_v[0]
+    w.queue = &queue_v[0]
+    w.rmark = &rmark_v[0]
+    w.gvis = &gvis_v[0]
     w.gmark = &gmark_v[0]
+    w.cmark = &cmark_v[0]
+    w.cpos = &cpos_v[0]
     w.stamp = 0
     with nogil:
         arrange_c(&w)

@@ -132,6 +132,19 @@ cdef inline int32_t _hash_string(const uint8_t* p, intp_t n) noexcept nogil:
     return <int32_t>_fmix32(h ^ <uint32_t>(n + 4))
 
 
+cdef inline int32_t _hash_string_wide(const uint8_t* p, intp_t n) noexcept nogil:
+    # As _hash_string when the 4 bytes at p + (n & ~3) are readable (the caller checks):
+    # the tail is one masked 4-byte load instead of a branch on n & 3 (random string
+    # lengths made that branch mispredict; mix_k(0) == 0, so an empty tail is a no-op).
+    cdef uint32_t h = _mix_h(HZ_SEED, hz_bswap32(<uint32_t>n))
+    cdef intp_t i, nblocks = n >> 2
+    cdef uint32_t tail_mask = (<uint32_t>1 << (8 * (n & 3))) - 1
+    for i in range(nblocks):
+        h = _mix_h(h, hz_load32le(p + (i << 2)))
+    h ^= _mix_k(hz_load32le(p + (nblocks << 2)) & tail_mask)
+    return <int32_t>_fmix32(h ^ <uint32_t>(n + 4))
+
+
 cdef inline int32_t _hash_data(const uint8_t* p, intp_t n) noexcept nogil:
     # Serialized Data (n >= 8): the header's partition hash when non-zero, else the
     # murmur of everything after the 8-byte header.
@@ -308,6 +321,8 @@ cdef intp_t _bulk_bytes(const offset_t* offsets, intp_t n, const uint8_t* data,
             return i
         if is_data:
             h = _hash_data(data + start, end - start)
+        elif end - ((end - start) & 3) + 4 <= data_len:
+            h = _hash_string_wide(data + start, end - start)
         else:
             h = _hash_string(data + start, end - start)
         out[i] = _to_index(h, m, d) if partition_count > 0 else h

@@ -14,13 +14,8 @@ mismatching slots (``check_pair`` counts them; the output columns are sized with
 """
 import numpy as np
 
-from hzfast._types cimport int8_t, uint8_t, int32_t, int64_t, uint64_t, intp_t
+from hzfast._types cimport int8_t, uint8_t, int32_t, uint32_t, int64_t, uint64_t, intp_t
 
-cdef extern from *:
-    """
-    #define HZ_POPCOUNT64(x) __builtin_popcountll(x)
-    """
-    int HZ_POPCOUNT64(uint64_t x) noexcept nogil
 
 # ----------------------------------------------------------------- constants
 cdef enum:
@@ -76,18 +71,19 @@ cdef inline int index_of(const int32_t* row, int R, int32_t v) noexcept nogil:
 
 
 cdef inline bint row_suspect(const int32_t* row, int R) noexcept nogil:
-    """Branch-free screen of one row: False means values >= -1 and no member twice.
-    True means :func:`check_row` must look (a 64-bit filter collision or a real problem).
-    Cannot fail."""
-    cdef uint64_t seen = 0
-    cdef int i, cnt = 0
+    """Branch-free screen of one row: False means every value is >= -1 and no member
+    appears twice. True means :func:`check_row` must look (a real problem, or two
+    members equal modulo 64). Cannot fail."""
+    cdef uint64_t seen = 0, coll = 0, bit
+    cdef int i
     cdef int32_t v, mn = 0
     for i in range(R):
         v = row[i]
         mn = v if v < mn else mn
-        seen |= (<uint64_t>(v >= 0)) << (v & 63)
-        cnt += v >= 0
-    return (mn < -1) | (HZ_POPCOUNT64(seen) != cnt)
+        bit = (<uint64_t>1) << ((<uint32_t>v + 1) & 63)   # -1 -> bit 0 (ignored)
+        coll |= seen & bit
+        seen |= bit
+    return (mn < -1) | ((coll >> 1) != 0)
 
 
 cdef inline int check_row(const int32_t* row, int R, int* col) noexcept nogil:
@@ -354,10 +350,9 @@ cdef void prioritize_order(intp_t* order, intp_t n, const int32_t* src, const in
 cdef inline void load_row(const int32_t* src, int R, int32_t* dst) noexcept nogil:
     """Copy ``src[:R]`` into the 8-slot working row ``dst`` padded with -1. Cannot fail."""
     cdef int i
-    for i in range(DEC_CAP):
-        dst[i] = -1
-    for i in range(R):
-        dst[i] = src[i]
+    for i in range(MAXR):            # fixed trip count: unrolled, no memcpy call
+        dst[i] = src[i] if i < R else -1
+    dst[MAXR] = -1
 
 
 cdef inline bint rows_differ(const int32_t* a, const int32_t* b, int R) noexcept nogil:
@@ -448,40 +443,101 @@ cdef void fix_cycles_c(const int32_t[:, ::1] cur, int32_t[:, ::1] tgt) noexcept 
                 tgt[p, i] = tw[i]
 
 
+cdef inline void put(intp_t n, intp_t p, int32_t src, int32_t sci, int32_t sni,
+                     int32_t dst, int32_t dci, int32_t dni,
+                     int32_t[::1] o_pid, int32_t[::1] o_src, int32_t[::1] o_sci,
+                     int32_t[::1] o_sni, int32_t[::1] o_dst, int32_t[::1] o_dci,
+                     int32_t[::1] o_dni, int8_t[::1] o_kind, uint8_t[::1] o_inst) noexcept nogil:
+    """Write one decision at row ``n`` of the output columns. Cannot fail."""
+    o_pid[n] = <int32_t>p
+    o_src[n] = src
+    o_sci[n] = sci
+    o_sni[n] = sni
+    o_dst[n] = dst
+    o_dci[n] = dci
+    o_dni[n] = dni
+    o_kind[n] = kind_of(src, sni, dst, dci, dni)
+    o_inst[n] = is_instant(src, dst, dci, dni)
+
+
 cdef intp_t plan_c(const int32_t[:, ::1] cur, const int32_t[:, ::1] tgt, int32_t[:, ::1] fixed,
                    bint prioritized, intp_t capacity,
                    int32_t[::1] o_pid, int32_t[::1] o_src, int32_t[::1] o_sci,
                    int32_t[::1] o_sni, int32_t[::1] o_dst, int32_t[::1] o_dci,
                    int32_t[::1] o_dni, int8_t[::1] o_kind, uint8_t[::1] o_inst,
-                   intp_t* bad_partition) noexcept nogil:
-    """The whole-table planner. Returns the number of rows written, or -1 with
-    ``*bad_partition`` set when an invariant breaks (status, never raises)."""
+                   int* status, intp_t* which, intp_t* bad_row, intp_t* bad_col) noexcept nogil:
+    """The whole-table planner, validating each row as it goes (one pass).
+
+    ``fixed`` holds a copy of ``tgt`` on entry and the cycle-fixed target on return.
+    Returns the number of decisions written. On invalid input returns -1 with
+    ``*status`` (BELOW_MINUS_ONE / DUPLICATE), ``*which`` (0 current, 1 target),
+    ``*bad_row``, ``*bad_col``; a broken planner invariant (impossible on valid input)
+    gives -1 with ``*status = INTERNAL``. Never raises.
+    """
     cdef intp_t p, P = cur.shape[0], n = 0, q, m, nq
-    cdef int R = <int>cur.shape[1], i
+    cdef int R = <int>cur.shape[1], i, nm, last, both, c = 0
     cdef Decisions d
     cdef intp_t order[DEC_CAP]
     cdef int32_t cw[DEC_CAP]
     cdef int32_t tw[DEC_CAP]
-    cdef bint inst
+    cdef int32_t s, t
+    cdef bint dif
+    cdef const int32_t* pc
+    cdef const int32_t* pt
+    if P == 0:
+        return 0
+    pc = &cur[0, 0]
+    pt = &tgt[0, 0]
     for p in range(P):
+        load_row(pc + p * R, R, cw)
+        if row_suspect(cw, R):
+            status[0] = check_row(cw, R, &c)
+            if status[0] != S_OK:
+                which[0] = 0; bad_row[0] = p; bad_col[0] = c
+                return -1
+        load_row(pt + p * R, R, tw)
+        nm = 0
+        last = 0
+        both = 0
         for i in range(R):
-            fixed[p, i] = tgt[p, i]
-        if not rows_differ(&cur[p, 0], &tgt[p, 0], R):
+            dif = cw[i] != tw[i]
+            nm += dif
+            last = i if dif else last
+            both += dif & (cw[i] >= 0) & (tw[i] >= 0)
+        if nm == 0:
             continue
-        load_row(&cur[p, 0], R, cw)
-        load_row(&tgt[p, 0], R, tw)
-        if fix_row(cw, tw, R):
+        if row_suspect(tw, R):
+            status[0] = check_row(tw, R, &c)
+            if status[0] != S_OK:
+                which[0] = 1; bad_row[0] = p; bad_col[0] = c
+                return -1
+        if n + nm > capacity:
+            status[0] = S_INTERNAL; bad_row[0] = p
+            return -1
+        if nm == 1:
+            # one differing slot: no cycle, and the new member is not elsewhere in the
+            # row (it would make a second slot differ): REMOVE, COPY or MOVE.
+            s = cw[last]
+            t = tw[last]
+            if t < 0:
+                put(n, p, s, last, -1, -1, -1, -1,
+                    o_pid, o_src, o_sci, o_sni, o_dst, o_dci, o_dni, o_kind, o_inst)
+            elif s < 0:
+                put(n, p, -1, -1, -1, t, -1, last,
+                    o_pid, o_src, o_sci, o_sni, o_dst, o_dci, o_dni, o_kind, o_inst)
+            else:
+                put(n, p, s, last, -1, t, -1, last,
+                    o_pid, o_src, o_sci, o_sni, o_dst, o_dci, o_dni, o_kind, o_inst)
+            n += 1
+            continue
+        if both >= 2 and fix_row(cw, tw, R):   # a cycle needs two such slots
             for i in range(R):
                 fixed[p, i] = tw[i]
         if plan_row(cw, tw, R, &d) < 0:
-            bad_partition[0] = p
-            return -1
-        if d.n == 0:
-            continue
-        if n + d.n > capacity:
-            bad_partition[0] = p
+            status[0] = S_INTERNAL; bad_row[0] = p
             return -1
         # order: identity, or instant first then the prioritized queue
+        nq = 0
         if prioritized:
             q = 0
             for m in range(d.n):
@@ -504,15 +560,8 @@ cdef intp_t plan_c(const int32_t[:, ::1] cur, const int32_t[:, ::1] tgt, int32_t
                 order[m] = m
         for q in range(d.n):
             m = order[q]
-            o_pid[n] = <int32_t>p
-            o_src[n] = d.src[m]
-            o_sci[n] = d.sci[m]
-            o_sni[n] = d.sni[m]
-            o_dst[n] = d.dst[m]
-            o_dci[n] = d.dci[m]
-            o_dni[n] = d.dni[m]
-            o_kind[n] = kind_of(d.src[m], d.sni[m], d.dst[m], d.dci[m], d.dni[m])
-            o_inst[n] = is_instant(d.src[m], d.dst[m], d.dci[m], d.dni[m])
+            put(n, p, d.src[m], d.sci[m], d.sni[m], d.dst[m], d.dci[m], d.dni[m],
+                o_pid, o_src, o_sci, o_sni, o_dst, o_dci, o_dni, o_kind, o_inst)
             n += 1
     return n
 
@@ -631,35 +680,44 @@ def fix_cycles(const int32_t[:, ::1] current, const int32_t[:, ::1] target):
     return out
 
 
-def plan(const int32_t[:, ::1] current, const int32_t[:, ::1] target, bint prioritized,
-         intp_t capacity):
-    """Run the whole-table planner.
-
-    ``capacity`` must be >= the number of slots where current and target differ.
-    Returns ``(n, bad_partition, fixed, pid, src, sci, sni, dst, dci, dni, kind,
-    instant)``; ``n == -1`` reports a broken invariant at ``bad_partition``.
-    """
-    cdef intp_t P = current.shape[0], R = current.shape[1], n, bad = -1
-    fixed = np.empty((P, R), dtype=np.int32)
-    if capacity < 0:
-        capacity = 0
-    pid = np.empty(capacity, dtype=np.int32)
-    src = np.empty(capacity, dtype=np.int32)
-    sci = np.empty(capacity, dtype=np.int32)
-    sni = np.empty(capacity, dtype=np.int32)
-    dst = np.empty(capacity, dtype=np.int32)
-    dci = np.empty(capacity, dtype=np.int32)
-    dni = np.empty(capacity, dtype=np.int32)
-    kind = np.empty(capacity, dtype=np.int8)
-    inst = np.empty(capacity, dtype=np.bool_)
+cdef intp_t plan_into(const int32_t[:, ::1] current, const int32_t[:, ::1] target,
+                     bint prioritized, object fixed, object cols, int* status, intp_t* which,
+                     intp_t* row, intp_t* col) except? -9:
+    """Acquire the output buffers (memoryviews released on return, so the arrays can
+    be shrunk afterwards) and run :func:`plan_c` without the GIL. Returns its result."""
     cdef int32_t[:, ::1] f = fixed
-    cdef int32_t[::1] a1 = pid, a2 = src, a3 = sci, a4 = sni, a5 = dst, a6 = dci, a7 = dni
-    cdef int8_t[::1] a8 = kind
-    cdef uint8_t[::1] a9 = inst.view(np.uint8)
+    cdef int32_t[::1] a1 = cols[0], a2 = cols[1], a3 = cols[2], a4 = cols[3]
+    cdef int32_t[::1] a5 = cols[4], a6 = cols[5], a7 = cols[6]
+    cdef int8_t[::1] a8 = cols[7]
+    cdef uint8_t[::1] a9 = cols[8].view(np.uint8)
+    cdef intp_t n
     with nogil:
-        n = plan_c(current, target, f, prioritized, capacity,
-                   a1, a2, a3, a4, a5, a6, a7, a8, a9, &bad)
-    return n, bad, fixed, pid, src, sci, sni, dst, dci, dni, kind, inst
+        n = plan_c(current, target, f, prioritized, a1.shape[0],
+                   a1, a2, a3, a4, a5, a6, a7, a8, a9, status, which, row, col)
+    return n
+
+
+def plan(const int32_t[:, ::1] current, const int32_t[:, ::1] target, bint prioritized):
+    """Validate both tables and run the whole-table planner (one pass).
+
+    Returns ``(status, which, row, col, fixed, columns)``: ``status`` 0 = success, else
+    a validation status for table ``which`` (0 current, 1 target) at ``[row, col]``,
+    or INTERNAL at partition ``row``. ``columns`` = ``[pid, src, sci, sni, dst, dci,
+    dni, kind, instant]`` (int32 x 7, int8, bool), already cut to the decision count.
+    """
+    cdef intp_t P = current.shape[0], R = current.shape[1], n, which = -1, row = -1, col = -1
+    cdef int status = S_OK
+    cdef intp_t capacity = P * R            # decisions <= differing slots <= P * R
+    fixed = np.array(target, dtype=np.int32, copy=True, order="C")
+    cols = [np.empty(capacity, dtype=np.int32) for _ in range(7)]
+    cols.append(np.empty(capacity, dtype=np.int8))
+    cols.append(np.empty(capacity, dtype=np.bool_))
+    n = plan_into(current, target, prioritized, fixed, cols, &status, &which, &row, &col)
+    if n < 0:
+        return status, which, row, col, None, None
+    for arr in cols:            # untouched pages were never faulted in; give them back
+        arr.resize(n, refcheck=False)
+    return S_OK, -1, -1, -1, fixed, cols
 
 
 def prioritize_columns(const int32_t[::1] pid, const int32_t[::1] src,

@@ -13,6 +13,10 @@ Key types
 * Python ``int`` that fits int32, numpy/Arrow ``int32``: ``java.lang.Integer``.
 * numpy/Arrow ``int64`` (or ``key_type="long"``): ``java.lang.Long``.
 * :class:`uuid.UUID` (or ``key_type="uuid"``): ``java.util.UUID`` (Python-speed path).
+
+Also here: :class:`UpdateCounter` / :class:`VolatileUpdateCounter`, models of Ignite's
+partition update counters (LWM, HWM, out-of-order gap items, finalisation), checked against
+every ``PartitionUpdateCounterTest`` scenario in the vectors.
 """
 from __future__ import annotations
 

@@ -431,13 +431,16 @@ def plan_migrations(current, target, *, prioritize: bool = True) -> MigrationPla
     >>> [(m.kind.name, m.source, m.destination) for m in hzfast.plan_migrations(cur, tgt)]
     [('MOVE', 0, 3), ('MOVE', 2, 4)]
     """
-    a, b, mismatches, _ = _pair(current, target)
-    (n, bad, fixed, pid, src, sci, sni, dst, dci, dni, kind,
-     inst) = _planner.plan(a, b, bool(prioritize), mismatches)
-    if n < 0:  # pragma: no cover - impossible on validated input
-        raise RuntimeError(f"migration planner invariant broken at partition {bad}")
-    return MigrationPlan(pid[:n], src[:n], sci[:n], sni[:n], dst[:n], dci[:n], dni[:n],
-                         kind=kind[:n], instant=inst[:n], target=fixed,
+    a = _table(current, "current")
+    b = _table(target, "target")
+    _check.same_shape(a, b, "current", "target")
+    # validation is fused into the planner's single pass
+    status, which, row, col, fixed, cols = _planner.plan(a, b, bool(prioritize))
+    if status == _planner.INTERNAL:  # pragma: no cover - impossible on validated input
+        raise RuntimeError(f"migration planner invariant broken at partition {row}")
+    if status:
+        _raise_status(status, (a, b)[which], ("current", "target")[which], row, col)
+    return MigrationPlan(*cols[:7], kind=cols[7], instant=cols[8], target=fixed,
                          prioritized=bool(prioritize))
 
 

@@ -64,9 +64,6 @@ def _check_count(n: int, func: str) -> int:
 
 
 def _count_udf(system: str, func: str, default: int):
-    from pyspark.sql.functions import arrow_udf
-    from pyspark.sql.types import IntegerType
-
     def partition_fn(batches):  # iterator of key arrays, or of (key, n) tuples
         for item in batches:
             if isinstance(item, tuple):
@@ -77,13 +74,22 @@ def _count_udf(system: str, func: str, default: int):
                 yield _partitions_of(item, None, system, func, default)
 
     partition_fn.__name__ = func
-    from pyspark.sql.functions import ArrowUDFType
-    return arrow_udf(partition_fn, IntegerType(), ArrowUDFType.SCALAR_ITER)
+    return _iter_udf(partition_fn)
+
+
+def _iter_udf(fn):
+    """An int-valued iterator-form arrow_udf (the form is given, not inferred: the same
+    function takes one or two columns)."""
+    import warnings
+
+    from pyspark.sql.functions import ArrowUDFType, arrow_udf
+    from pyspark.sql.types import IntegerType
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*type hints for arrow UDF.*")
+        return arrow_udf(fn, IntegerType(), ArrowUDFType.SCALAR_ITER)
 
 
 def _owner_udf(owners: np.ndarray, partitions: int):
-    from pyspark.sql.functions import ArrowUDFType, arrow_udf
-    from pyspark.sql.types import IntegerType
 
     def hz_owner(batches):  # iterator of key arrays
         table = owners          # P int32 values, shipped with the function (see README)
@@ -95,7 +101,7 @@ def _owner_udf(owners: np.ndarray, partitions: int):
             else:
                 yield pa.array(table[pids.to_numpy()], type=pa.int32())
 
-    return arrow_udf(hz_owner, IntegerType(), ArrowUDFType.SCALAR_ITER)
+    return _iter_udf(hz_owner)
 
 
 def register_functions(spark, table=None, *, partition_count=None):

@@ -492,6 +492,7 @@ def _raises(exc, match, fn, *args, **kwargs):
     ("abc", TypeError, "keys must be a batch"),
     (5, TypeError, "keys must be a batch"),
     (["\ud800"], ValueError, r"keys\[0\] cannot be encoded as UTF-8"),
+    (np.array(["ok", "\ud800"]), ValueError, r"keys\[1\] cannot be encoded as UTF-8"),
 ])
 def test_partition_ids_bad_keys(bad, exc, match):
     before = bad.copy() if isinstance(bad, np.ndarray) else None

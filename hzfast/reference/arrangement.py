@@ -11,7 +11,11 @@ __all__ = ["repair", "arrange_core", "cycle_rows", "mix"]
 
 
 def mix(a: int, b: int, c: int) -> int:
-    """Deterministic 32-bit tie-break hash of three small ints (same as the kernel)."""
+    """Deterministic 32-bit hash of three small ints (same as the kernel).
+
+    Ties between equally good groups (members) for slot (p, r) go to the first in the
+    cyclic order starting at ``mix(p, r, 0) % G`` (``% M``): deterministic, well spread.
+    """
     h = (a * 0x9E3779B1 + b * 0x85EBCA77 + c * 0xC2B2AE3D + 0x27D4EB2F) & 0xFFFFFFFF
     h ^= h >> 15
     h = (h * 0x2C1B3C6D) & 0xFFFFFFFF
@@ -132,13 +136,13 @@ def arrange_core(cur, gid, G, R_fill, mq, groups):
                 mcap[r][cur[p][r]] -= 1
     gcap = [[sum(mcap[r][m] for m in groups[g]) for g in range(G)] for r in range(R_fill)]
 
-    def placeable(p, r, m):
+    def placeable(p, r, m, check_cycle=True):
         """m may go to slot (p, r): its group is not in the target row and no cycle."""
         g = gid[m]
         for i in range(W):
             if i != r and tgt[p][i] >= 0 and gid[tgt[p][i]] == g:
                 return False
-        if m in cur[p]:
+        if check_cycle and m in cur[p]:
             j = cur[p].index(m)
             if j != r and _creates_cycle(cur[p], tgt[p], m, j, r):
                 return False
@@ -147,21 +151,20 @@ def arrange_core(cur, gid, G, R_fill, mq, groups):
     def is_move(p, r, m):
         return m in cur[p] and cur[p].index(m) != r
 
-    def best_member(p, r, g, need_cap):
+    def best_member(p, r, g, need_cap, check_cycle=True):
         best, best_key = -1, None
         for m in groups[g]:
             if need_cap and mcap[r][m] <= 0:
                 continue
-            if not placeable(p, r, m):
+            if not placeable(p, r, m, check_cycle):
                 continue
-            key = (-mcap[r][m], is_move(p, r, m), mix(p, r, m))
+            key = (-mcap[r][m], is_move(p, r, m), (m - mix(p, r, 0)) % M)
             if best_key is None or key < best_key:
                 best, best_key = m, key
         return best
 
     # 4. fill holes index by index
     for r in range(R_fill):
-        filled = []
         for p in range(P):
             if tgt[p][r] != -1:
                 continue
@@ -173,63 +176,88 @@ def arrange_core(cur, gid, G, R_fill, mq, groups):
                 m = best_member(p, r, g, True)
                 if m < 0:
                     continue
-                key = (-gcap[r][g], is_move(p, r, m), mix(p, r, g))
+                key = (-gcap[r][g], is_move(p, r, m), (g - mix(p, r, 0)) % G)
                 if best_key is None or key < best_key:
                     best, best_key = m, key
             if best >= 0:
                 tgt[p][r] = best
                 mcap[r][best] -= 1
                 gcap[r][gid[best]] -= 1
-                filled.append(p)
                 continue
-            # stuck: swap with another row at this index (filled ones first, newest first)
-            if _swap(p, r, tgt, keep, filled, P, G, gid, gcap, mcap, placeable, best_member):
-                filled.append(p)
+            # stuck: augmenting path through rows filled at r, then through kept slots
+            if any(_augment(p, r, tgt, keep, P, G, gid, gcap, mcap, placeable, best_member, k)
+                   for k in (False, True)):
                 continue
-            # fallback: over quota, any group not in the row
+            # fallback: over quota, any group not in the row; as a last resort even a
+            # cycle-closing move (the caller reverts cycles, Hazelcast's rule)
             best, best_key = -1, None
-            for g in range(G):
-                if g in row_groups:
-                    continue
-                m = best_member(p, r, g, False)
-                if m < 0:
-                    continue
-                key = (-gcap[r][g], mix(p, r, g))
-                if best_key is None or key < best_key:
-                    best, best_key = m, key
+            for check_cycle in (True, False):
+                for g in range(G):
+                    if g in row_groups:
+                        continue
+                    m = best_member(p, r, g, False, check_cycle)
+                    if m < 0:
+                        continue
+                    key = (-gcap[r][g], (g - mix(p, r, 0)) % G)
+                    if best_key is None or key < best_key:
+                        best, best_key = m, key
+                if best >= 0:
+                    break
             if best >= 0:
                 tgt[p][r] = best
                 mcap[r][best] -= 1
                 gcap[r][gid[best]] -= 1
-                filled.append(p)
     return tgt
 
 
-def _swap(p, r, tgt, keep, filled, P, G, gid, gcap, mcap, placeable, best_member):
-    open_groups = [g for g in range(G) if gcap[r][g] > 0]
-    if not open_groups:
-        return False
-    filled_set = set(filled)
-    order = filled[::-1] + [q for q in range(P) if q not in filled_set]
-    for q in order:
-        if q == p or tgt[q][r] < 0:
-            continue
-        mh = tgt[q][r]
-        tgt[q][r] = -1
-        if not placeable(p, r, mh):
-            tgt[q][r] = mh
-            continue
-        for g in open_groups:
-            mg = best_member(q, r, g, True)
+def _augment(p, r, tgt, keep, P, G, gid, gcap, mcap, placeable, best_member, kept_ok):
+    """Stuck slot (p, r): breadth-first augmenting path over rows at index r.
+
+    Row x needs a member at r. It takes one of an open group (capacity left) if it can;
+    otherwise it takes the member of a row q holding, at r, a group not in row x (each
+    group explored once); q then needs a member. When some row can take an open
+    group's member, the members shift one step along the path (each row changes only
+    at index r, group counts stay, the open group gains one). Holders are the rows
+    filled at r in this pass, or (``kept_ok``) also kept slots.
+    """
+    by_group = [[] for _ in range(G)]
+    for q in range(P):
+        if q != p and tgt[q][r] >= 0 and (kept_ok or not keep[q][r]):
+            by_group[gid[tgt[q][r]]].append(q)
+    parent = {p: -1}
+    gvisited = [False] * G
+    queue, head = [p], 0
+    while head < len(queue):
+        x = queue[head]
+        head += 1
+        old = tgt[x][r]
+        tgt[x][r] = -1
+        for g in range(G):
+            if gcap[r][g] <= 0:
+                continue
+            mg = best_member(x, r, g, True)
             if mg < 0:
                 continue
-            tgt[q][r] = mg
-            tgt[p][r] = mh
+            tgt[x][r] = old
             mcap[r][mg] -= 1
             gcap[r][g] -= 1
-            keep[q][r] = False
+            y, incoming = x, mg
+            while y != -1:
+                out = tgt[y][r]
+                tgt[y][r] = incoming
+                keep[y][r] = False
+                incoming, y = out, parent[y]
             return True
-        tgt[q][r] = mh
+        row_groups = {gid[m] for m in tgt[x] if m >= 0}
+        for g in range(G):
+            if gvisited[g] or g in row_groups:
+                continue
+            gvisited[g] = True
+            for q in by_group[g]:
+                if q not in parent and placeable(x, r, tgt[q][r]):
+                    parent[q] = x
+                    queue.append(q)
+        tgt[x][r] = old
     return False
 
 
