@@ -7,7 +7,7 @@ of ``hzfast.reference.arrangement.arrange_core`` (same steps, same tie-breaks).
 """
 import numpy as np
 
-from hzfast._types cimport int8_t, uint8_t, int32_t, uint32_t, int64_t, intp_t
+from hzfast._types cimport int8_t, uint8_t, int32_t, uint32_t, int64_t, uint64_t, intp_t
 
 
 # ---------------------------------------------------------------------------- repair
@@ -60,9 +60,15 @@ cdef inline uint32_t mix(intp_t a, intp_t b, intp_t c) noexcept nogil:
     return h
 
 
+cdef inline intp_t start_of(uint32_t s, intp_t n) noexcept nogil:
+    """Tie-break start in 0..n-1 for hash s: (s * n) >> 32 (no division)."""
+    return <intp_t>((<uint64_t>s * <uint64_t>n) >> 32)
+
+
 cdef inline uint32_t rot(intp_t x, uint32_t s, intp_t n) noexcept nogil:
-    """Position of x in the cyclic order of 0..n-1 starting at s % n (the tie-break)."""
-    return <uint32_t>((x + n - <intp_t>(s % <uint32_t>n)) % n)
+    """Position of x in the cyclic order of 0..n-1 starting at start_of(s, n)."""
+    cdef intp_t st = start_of(s, n)
+    return <uint32_t>(x - st if x >= st else x - st + n)
 
 
 cdef inline intp_t pos_in(const int32_t* row, intp_t W, int32_t m) noexcept nogil:
@@ -219,7 +225,7 @@ cdef int32_t fast_member(Work* w, const int32_t* crow, const int32_t* trow,
                          int* is_move, uint32_t s) noexcept nogil:
     """best_member(need_cap=True) for a row marked by mark_row, whose target row does not
     hold group g: same result, O(1) per member unless the member would move.
-    ``s = mix(p, r, 0)``."""
+    ``s = mix(p, r, 0)``; the tie-break is computed only on a tie."""
     cdef intp_t a
     cdef int32_t m, best = -1
     cdef int mv, best_mv = 0
@@ -234,11 +240,17 @@ cdef int32_t fast_member(Work* w, const int32_t* crow, const int32_t* trow,
             if creates_cycle(crow, trow, w.W, w.cpos[m], r):
                 continue
             mv = 1
-        if best >= 0 and mcap[m] < best_cap:
+        if best < 0:
+            best = m; best_mv = mv; best_cap = mcap[m]; best_h = rot(m, s, w.M)
+            continue
+        if mcap[m] < best_cap or (mcap[m] == best_cap and mv > best_mv):
+            continue
+        if mcap[m] > best_cap or mv < best_mv:
+            best = m; best_mv = mv; best_cap = mcap[m]; best_h = rot(m, s, w.M)
             continue
         h = rot(m, s, w.M)
-        if best < 0 or key_less(mv, mcap[m], h, best_mv, best_cap, best_h):
-            best = m; best_mv = mv; best_cap = mcap[m]; best_h = h
+        if h < best_h:
+            best = m; best_h = h
     is_move[0] = best_mv
     return best
 
@@ -251,9 +263,19 @@ cdef void mark_row_groups(Work* w, const int32_t* trow) noexcept nogil:
             w.gmark[w.gid[trow[i]]] = w.stamp
 
 
+cdef int64_t _stat_augment = 0, _stat_bfs_rows = 0
+
+
+def _stats():
+    """Debug counters of the last arrange calls: (augment calls, rows visited by BFS)."""
+    return _stat_augment, _stat_bfs_rows
+
+
 cdef bint augment(Work* w, intp_t p, intp_t r, bint kept_ok) noexcept nogil:
     """Stuck slot (p, r): breadth-first augmenting path over rows at index r (see the
     reference ``_augment``). Returns True when the slot was filled."""
+    global _stat_augment, _stat_bfs_rows
+    _stat_augment += 1
     cdef intp_t W = w.W, G = w.G, P = w.P, q, g, x, y, head = 0, tail = 0, a, i
     cdef int32_t* mcap = w.mcap + r * w.M
     cdef int32_t* gcap = w.gcap + r * G
@@ -286,6 +308,7 @@ cdef bint augment(Work* w, intp_t p, intp_t r, bint kept_ok) noexcept nogil:
     while head < tail:
         x = w.queue[head]
         head += 1
+        _stat_bfs_rows += 1
         xrow = w.tgt + x * W
         old = xrow[r]
         xrow[r] = -1
@@ -335,7 +358,7 @@ cdef void arrange_c(Work* w) noexcept nogil:
     cdef intp_t p, r, k, g, nfilled
     cdef int32_t m, best, cand
     cdef int64_t left, best_cap, maxcap
-    cdef intp_t i
+    cdef intp_t i, nc
     cdef uint32_t s
     cdef int mv, best_mv
     cdef uint32_t h, best_h
@@ -385,10 +408,19 @@ cdef void arrange_c(Work* w) noexcept nogil:
                     w.keep[p * W + r] = 0
                     w.holes[p] += 1
                     break
+        if left == 0:
+            continue
+        # candidate rows (a member over quota holds the slot), ascending; then passes
+        nc = 0
+        for p in range(P):
+            if w.keep[p * W + r] and w.excess[w.cur[p * W + r]] > 0:
+                w.queue[nc] = <int32_t>p
+                nc += 1
         for k in range(R_fill):
             if left == 0:
                 break
-            for p in range(P):
+            for i in range(nc):
+                p = w.queue[i]
                 if w.keep[p * W + r] and w.holes[p] == k:
                     m = w.cur[p * W + r]
                     if w.excess[m] > 0:
@@ -428,7 +460,7 @@ cdef void arrange_c(Work* w) noexcept nogil:
                 if gcap[g] > maxcap:
                     maxcap = gcap[g]
             s = mix(p, r, 0)
-            g = <intp_t>(s % <uint32_t>G)
+            g = start_of(s, G)
             # groups in tie-break order; key (-gcap, move); first best wins ties
             for i in range(G):
                 if i:
@@ -574,16 +606,29 @@ def cycle_rows(const int32_t[:, ::1] cur, const int32_t[:, ::1] tgt):
 
 
 # ---------------------------------------------------------------------------- report
-def report_counts(const int32_t[:, ::1] cur, const int32_t[:, ::1] tgt, intp_t M):
-    """Return ``(slot_changes, cur_counts (W, M), tgt_counts (W, M))`` for equal-width tables."""
-    cdef intp_t P = cur.shape[0], W = cur.shape[1], p, r
-    cdef int64_t changes = 0
-    cdef int32_t a, b
+def report_scan(const int32_t[:, ::1] cur, const int32_t[:, ::1] tgt,
+                const int32_t[::1] gid, intp_t G, intp_t R_fill):
+    """One pass over equal-width tables for ``arrangement_report``.
+
+    Returns ``(slot_changes, cur_counts (W, M), tgt_counts (W, M), unfilled, duplicate_rows,
+    lite_slots, cyclic (P,) bool)``: ``unfilled`` empty target slots at indices < R_fill,
+    ``duplicate_rows`` target rows holding a group twice, ``lite_slots`` target slots
+    held by members with ``gid < 0``, ``cyclic`` rows forming a cycle (DESIGN section 4).
+    """
+    cdef intp_t P = cur.shape[0], W = cur.shape[1], M = gid.shape[0], p, r
+    cdef int64_t changes = 0, unfilled = 0, dups = 0, lite = 0
+    cdef int32_t a, b, g
+    cdef bint dup
     cc = np.zeros((W, M + 1), dtype=np.int32)
     tc = np.zeros((W, M + 1), dtype=np.int32)
+    cyc = np.zeros(P, dtype=np.bool_)
+    seen_arr = np.full(G + 1, -1, dtype=np.int64)
     cdef int32_t[:, ::1] ccv = cc, tcv = tc
+    cdef uint8_t[::1] cycv = cyc.view(np.uint8)
+    cdef int64_t[::1] seen = seen_arr
     with nogil:
         for p in range(P):
+            dup = False
             for r in range(W):
                 a = cur[p, r]
                 b = tgt[p, r]
@@ -593,4 +638,16 @@ def report_counts(const int32_t[:, ::1] cur, const int32_t[:, ::1] tgt, intp_t M
                     ccv[r, a] += 1
                 if b >= 0:
                     tcv[r, b] += 1
-    return changes, cc[:, :M], tc[:, :M]
+                    g = gid[b]
+                    if g < 0:
+                        lite += 1
+                    elif seen[g] == p:
+                        dup = True
+                    else:
+                        seen[g] = p
+                elif r < R_fill:
+                    unfilled += 1
+            if dup:
+                dups += 1
+            cycv[p] = row_has_cycle(&cur[p, 0], &tgt[p, 0], W)
+    return changes, cc[:, :M], tc[:, :M], unfilled, dups, lite, cyc

@@ -8,7 +8,6 @@ public layer can raise a clear error.
 """
 import numpy as np
 
-cimport cython
 cimport numpy as cnp
 from libc.string cimport memcpy
 from hzfast._types cimport int8_t, uint8_t, int32_t, uint32_t, int64_t, uint64_t, intp_t
@@ -36,6 +35,17 @@ cdef extern from *:
     }
     /* Little-endian load of the big-endian bytes of x == byte swap on this side. */
     static inline uint32_t hz_bswap32(uint32_t x) { return __builtin_bswap32(x); }
+    /* Two native int32 at p, as the little-endian uint64 of their big-endian bytes:
+       bswap32(v0) | bswap32(v1) << 32 == rotl64(bswap64(load64(p)), 32) (3 instructions). */
+    static inline uint64_t hz_pair_be(const uint8_t* p) {
+        uint64_t v; memcpy(&v, p, 8);
+    #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+        return v;
+    #else
+        v = __builtin_bswap64(v);
+        return (v << 32) | (v >> 32);
+    #endif
+    }
     static inline uint32_t hz_rotl32(uint32_t x, int r) { return (x << r) | (x >> (32 - r)); }
     static inline uint64_t hz_rotl64(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
     /* Lemire's fastmod: a % d for 32-bit a and d >= 1, with m = UINT64_MAX / d + 1. */
@@ -49,10 +59,19 @@ cdef extern from *:
     uint64_t hz_load64le(const uint8_t* p) noexcept nogil
     uint32_t hz_load32be(const uint8_t* p) noexcept nogil
     uint32_t hz_bswap32(uint32_t x) noexcept nogil
+    uint64_t hz_pair_be(const uint8_t* p) noexcept nogil
     uint32_t hz_rotl32(uint32_t x, int r) noexcept nogil
     uint64_t hz_rotl64(uint64_t x, int r) noexcept nogil
     uint64_t hz_fastmod_m(uint32_t d) noexcept nogil
     uint32_t hz_fastmod(uint32_t a, uint64_t m, uint32_t d) noexcept nogil
+
+cdef extern from "Python.h":
+    bint PyUnicode_Check(object o)
+    bint PyUnicode_IS_ASCII(object o)
+    Py_ssize_t PyUnicode_GET_LENGTH(object o)
+    void* PyUnicode_DATA(object o)
+    const char* PyUnicode_AsUTF8AndSize(object o, Py_ssize_t* size) except NULL
+
 
 ctypedef fused offset_t:
     int32_t
@@ -260,11 +279,8 @@ cdef int64_t stamp_c(const int32_t* v, intp_t count) noexcept nogil:
     cdef uint32_t w
     _x64_init(&s, <int32_t>HZ_SEED)
     for i in range(nblocks):
-        _x64_block(&s,
-                   <uint64_t>hz_bswap32(<uint32_t>v[4 * i])
-                   | (<uint64_t>hz_bswap32(<uint32_t>v[4 * i + 1]) << 32),
-                   <uint64_t>hz_bswap32(<uint32_t>v[4 * i + 2])
-                   | (<uint64_t>hz_bswap32(<uint32_t>v[4 * i + 3]) << 32))
+        _x64_block(&s, hz_pair_be(<const uint8_t*>(v + 4 * i)),
+                   hz_pair_be(<const uint8_t*>(v + 4 * i + 2)))
     for i in range(rem):
         w = <uint32_t>v[4 * nblocks + i]
         tail[4 * i] = <uint8_t>(w >> 24)
@@ -330,12 +346,20 @@ cdef intp_t _bulk_bytes(const offset_t* offsets, intp_t n, const uint8_t* data,
 
 
 # ----------------------------------------------------------------------------- def entries
+# Below this many bytes a GIL round trip costs more than the hash itself.
+cdef enum:
+    NOGIL_MIN_BYTES = 32768
+
+
 def murmur3_x86_32(const uint8_t[::1] data, uint32_t seed):
     """Standard MurmurHash3_x86_32 of ``data``; signed int32."""
     cdef int32_t h
     cdef intp_t n = data.shape[0]
+    cdef const uint8_t* p = &data[0] if n else NULL
+    if n < NOGIL_MIN_BYTES:
+        return murmur3_32_c(p, n, seed)
     with nogil:
-        h = murmur3_32_c(&data[0] if n else NULL, n, seed)
+        h = murmur3_32_c(p, n, seed)
     return h
 
 
@@ -343,8 +367,11 @@ def murmur3_x64_64(const uint8_t[::1] data, int32_t seed):
     """Hazelcast's MurmurHash3_x64_64 variant of ``data``; signed int64."""
     cdef int64_t h
     cdef intp_t n = data.shape[0]
+    cdef const uint8_t* p = &data[0] if n else NULL
+    if n < NOGIL_MIN_BYTES:
+        return murmur3_x64_64_c(p, n, seed)
     with nogil:
-        h = murmur3_x64_64_c(&data[0] if n else NULL, n, seed)
+        h = murmur3_x64_64_c(p, n, seed)
     return h
 
 
@@ -386,16 +413,54 @@ def stamp_fast(object versions):
 
 
 def hash_to_index(int32_t h, int32_t partition_count):
-    """Hazelcast hashToIndex (``partition_count`` > 0, validated by the caller)."""
+    """Hazelcast hashToIndex; ``partition_count`` must be > 0."""
+    if partition_count <= 0:  # a division by zero would kill the interpreter
+        raise ValueError(f"partition_count must be > 0, got {partition_count}")
     return hash_to_index_c(h, partition_count)
 
 
 def data_hash(const uint8_t[::1] data):
-    """Partition hash of one serialized Data blob (``len(data) >= 8``, validated by caller)."""
-    cdef int32_t h
-    with nogil:
-        h = _hash_data(&data[0], data.shape[0])
-    return h
+    """Partition hash of one serialized Data blob (``len(data) >= 8``)."""
+    if data.shape[0] < 8:
+        raise ValueError(f"serialized data needs at least 8 bytes, got {data.shape[0]}")
+    return _hash_data(&data[0], data.shape[0])
+
+
+# ----------------------------------------------------------------------------- scalar keys
+# One key at a time without building its serialized bytes (partition_id, Table.locate).
+def str_hash(str key):
+    """Partition hash of a String key. Raises UnicodeEncodeError for a lone surrogate."""
+    cdef Py_ssize_t n
+    cdef const char* p
+    if PyUnicode_IS_ASCII(key):
+        n = PyUnicode_GET_LENGTH(key)
+        p = <const char*>PyUnicode_DATA(key)
+    else:
+        p = PyUnicode_AsUTF8AndSize(key, &n)
+    return _hash_string(<const uint8_t*>p, n)
+
+
+def int32_hash(int32_t key):
+    """Partition hash of an Integer key (OverflowError outside int32)."""
+    return _hash_int32(key)
+
+
+def int64_hash(int64_t key):
+    """Partition hash of a Long key (OverflowError outside int64)."""
+    return _hash_int64(key)
+
+
+def bytes_data_hash(bytes data):
+    """As :func:`data_hash` for a ``bytes`` object (no memoryview round trip)."""
+    cdef Py_ssize_t n = len(data)
+    if n < 8:
+        raise ValueError(f"serialized data needs at least 8 bytes, got {n}")
+    return _hash_data(<const uint8_t*><const char*>data, n)
+
+
+def bytes_murmur3_x86_32(bytes data, uint32_t seed):
+    """As :func:`murmur3_x86_32` for a ``bytes`` object (no memoryview round trip)."""
+    return murmur3_32_c(<const uint8_t*><const char*>data, len(data), seed)
 
 
 def bulk_int32(const int32_t[::1] keys, int32_t[::1] out, int32_t partition_count):
@@ -439,14 +504,6 @@ def bulk_bytes(const offset_t[::1] offsets, const uint8_t[::1] data, int32_t[::1
 
 
 # ----------------------------------------------------------------------------- list[str] encoder
-cdef extern from "Python.h":
-    bint PyUnicode_Check(object o)
-    bint PyUnicode_IS_ASCII(object o)
-    Py_ssize_t PyUnicode_GET_LENGTH(object o)
-    void* PyUnicode_DATA(object o)
-    const char* PyUnicode_AsUTF8AndSize(object o, Py_ssize_t* size) except NULL
-
-
 def encode_str_list(list seq):
     """UTF-8 encode a list of str into one buffer, without temporary bytes objects.
 

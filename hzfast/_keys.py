@@ -192,6 +192,15 @@ def _from_sequence(seq, key_type, name: str) -> KeyBatch:
     n = len(seq)
     if n == 0:
         return _empty(key_type or "int")
+    if (_encode_str_list is not None and type(seq[0]) is str
+            and key_type in (None, "string")):
+        # fast path: the C encoder checks every item is a str as it goes
+        status, pos, offsets, data = _encode_str_list(seq if type(seq) is list else list(seq))
+        if status == 0:
+            return KeyBatch("string", n, None, offsets, data)
+        if status == 2:
+            raise ValueError(f"{name}[{pos}] cannot be encoded as UTF-8 (lone surrogate?)")
+        # status 1 (not all str): the general path below names the offending item
     types = set(map(type, seq))
     classes = {_classify(t) for t in types}
     if "none" in classes:
@@ -322,16 +331,36 @@ def _is_arrow(keys) -> bool:
     return pa is not None and isinstance(keys, (pa.Array, pa.ChunkedArray))
 
 
+def _from_foreign(keys, name: str):
+    """pandas Series/Index/arrays and Arrow-protocol objects (polars, ...) -> pyarrow Array,
+    or None when ``keys`` is none of those."""
+    if pa is None or isinstance(keys, (str, bytes, bytearray, memoryview)):
+        return None
+    module = type(keys).__module__ or ""
+    if module.startswith("pandas"):
+        try:
+            return pa.array(keys, from_pandas=True)  # zero-copy for numeric dtypes
+        except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+            raise TypeError(f"{name}: cannot read these pandas keys ({exc})") from None
+    if hasattr(keys, "__arrow_c_array__"):
+        return pa.array(keys)
+    if hasattr(keys, "__arrow_c_stream__"):
+        return pa.chunked_array(keys)
+    return None
+
+
 # --------------------------------------------------------------------------- entry
 def normalize_keys(keys, key_type=None, name: str = "keys") -> KeyBatch:
     """Validate a batch of keys and return it as dense buffers (:class:`KeyBatch`).
 
     Parameters
     ----------
-    keys : list, tuple, ndarray or pyarrow Array/ChunkedArray
+    keys : list, tuple, ndarray, pyarrow Array/ChunkedArray, pandas Series
         Python ``str`` / ``int`` / ``bytes`` items (one type per batch); numpy ``int32``
         (Integer), ``int64`` (Long), unicode or object arrays (1-D, C-contiguous); pyarrow
-        ``string``, ``large_string``, ``int32``, ``int64``, ``binary``, ``large_binary``.
+        ``string``, ``large_string``, ``int32``, ``int64``, ``binary``, ``large_binary``;
+        pandas Series/Index and objects speaking the Arrow C data interface (converted
+        with ``pyarrow.array``: zero-copy for numeric data).
     key_type : {None, "string", "int", "long", "data"}
         ``None`` infers from the keys. ``"long"`` widens Integer keys; ``"int"`` narrows
         Long keys when they fit in int32.
@@ -368,6 +397,9 @@ def normalize_keys(keys, key_type=None, name: str = "keys") -> KeyBatch:
             else:
                 keys = keys.combine_chunks()
         return _from_arrow(keys, key_type, name)
+    converted = _from_foreign(keys, name)
+    if converted is not None:
+        return normalize_keys(converted, key_type, name)
     if is_scalar_key(keys):
         raise TypeError(f"{name} must be a batch of keys (list, tuple, numpy or pyarrow "
                         f"array), got a single {type(keys).__name__}")

@@ -17,6 +17,90 @@ import numpy as np
 from hzfast._types cimport int8_t, uint8_t, int32_t, uint32_t, int64_t, uint64_t, intp_t
 
 
+
+cdef extern from *:
+    """
+    /* Row helpers on 8-slot working rows (a row of R <= 7 members padded with -1).
+       SSE2 (baseline on x86-64) when available, portable scalar code otherwise. */
+    #include <stdint.h>
+    #if defined(__SSE2__)
+    #include <emmintrin.h>
+    #endif
+
+    /* Row of R values at src into dst[0..7], padded with -1. wide != 0 allows reading
+       8 values from src (the caller guarantees they are inside the table). */
+    static inline void hz_load8(const int32_t* src, int R, int wide, int32_t* dst) {
+    #if defined(__SSE2__)
+        if (wide) {
+            const __m128i r = _mm_set1_epi32(R);
+            const __m128i k0 = _mm_cmplt_epi32(_mm_setr_epi32(0, 1, 2, 3), r);
+            const __m128i k1 = _mm_cmplt_epi32(_mm_setr_epi32(4, 5, 6, 7), r);
+            __m128i a = _mm_loadu_si128((const __m128i*)src);
+            __m128i b = _mm_loadu_si128((const __m128i*)(src + 4));
+            a = _mm_or_si128(_mm_and_si128(a, k0), _mm_andnot_si128(k0, _mm_set1_epi32(-1)));
+            b = _mm_or_si128(_mm_and_si128(b, k1), _mm_andnot_si128(k1, _mm_set1_epi32(-1)));
+            _mm_storeu_si128((__m128i*)dst, a);
+            _mm_storeu_si128((__m128i*)(dst + 4), b);
+            return;
+        }
+    #endif
+        for (int i = 0; i < 8; i++) dst[i] = (i < R) ? src[i] : -1;
+    }
+
+    /* Nonzero when the working row holds a value < -1 or a member twice (exact). */
+    static inline int hz_bad8(const int32_t* w) {
+    #if defined(__SSE2__)
+        const __m128i zero = _mm_setzero_si128(), m1 = _mm_set1_epi32(-1);
+        __m128i a = _mm_loadu_si128((const __m128i*)w);
+        __m128i b = _mm_loadu_si128((const __m128i*)(w + 4));
+        __m128i bad = _mm_or_si128(_mm_cmplt_epi32(a, m1), _mm_cmplt_epi32(b, m1));
+        /* empty slots become distinct negatives so they never compare equal */
+        __m128i na = _mm_cmplt_epi32(a, zero), nb = _mm_cmplt_epi32(b, zero);
+        a = _mm_or_si128(_mm_andnot_si128(na, a), _mm_and_si128(na, _mm_setr_epi32(-2, -3, -4, -5)));
+        b = _mm_or_si128(_mm_andnot_si128(nb, b), _mm_and_si128(nb, _mm_setr_epi32(-6, -7, -8, -9)));
+        __m128i a1 = _mm_shuffle_epi32(a, _MM_SHUFFLE(0, 3, 2, 1));
+        __m128i a2 = _mm_shuffle_epi32(a, _MM_SHUFFLE(1, 0, 3, 2));
+        __m128i b1 = _mm_shuffle_epi32(b, _MM_SHUFFLE(0, 3, 2, 1));
+        __m128i b2 = _mm_shuffle_epi32(b, _MM_SHUFFLE(1, 0, 3, 2));
+        __m128i b3 = _mm_shuffle_epi32(b, _MM_SHUFFLE(2, 1, 0, 3));
+        bad = _mm_or_si128(bad, _mm_cmpeq_epi32(a, a1));
+        bad = _mm_or_si128(bad, _mm_cmpeq_epi32(a, a2));
+        bad = _mm_or_si128(bad, _mm_cmpeq_epi32(b, b1));
+        bad = _mm_or_si128(bad, _mm_cmpeq_epi32(b, b2));
+        bad = _mm_or_si128(bad, _mm_cmpeq_epi32(a, b));
+        bad = _mm_or_si128(bad, _mm_cmpeq_epi32(a, b1));
+        bad = _mm_or_si128(bad, _mm_cmpeq_epi32(a, b2));
+        bad = _mm_or_si128(bad, _mm_cmpeq_epi32(a, b3));
+        return _mm_movemask_epi8(bad) != 0;
+    #else
+        for (int i = 0; i < 8; i++) {
+            if (w[i] < -1) return 1;
+            if (w[i] < 0) continue;
+            for (int j = 0; j < i; j++) if (w[j] == w[i]) return 1;
+        }
+        return 0;
+    #endif
+    }
+
+    /* Nonzero when two working rows differ. */
+    static inline int hz_differ8(const int32_t* a, const int32_t* b) {
+    #if defined(__SSE2__)
+        __m128i e0 = _mm_cmpeq_epi32(_mm_loadu_si128((const __m128i*)a),
+                                     _mm_loadu_si128((const __m128i*)b));
+        __m128i e1 = _mm_cmpeq_epi32(_mm_loadu_si128((const __m128i*)(a + 4)),
+                                     _mm_loadu_si128((const __m128i*)(b + 4)));
+        return _mm_movemask_epi8(_mm_and_si128(e0, e1)) != 0xFFFF;
+    #else
+        int32_t x = 0;
+        for (int i = 0; i < 8; i++) x |= a[i] ^ b[i];
+        return x != 0;
+    #endif
+    }
+    """
+    void hz_load8(const int32_t* src, int R, int wide, int32_t* dst) noexcept nogil
+    int hz_bad8(const int32_t* w) noexcept nogil
+    int hz_differ8(const int32_t* a, const int32_t* b) noexcept nogil
+
 # ----------------------------------------------------------------- constants
 cdef enum:
     MAXR = 7
@@ -70,20 +154,10 @@ cdef inline int index_of(const int32_t* row, int R, int32_t v) noexcept nogil:
     return pos if v >= 0 else -1
 
 
-cdef inline bint row_suspect(const int32_t* row, int R) noexcept nogil:
-    """Branch-free screen of one row: False means every value is >= -1 and no member
-    appears twice. True means :func:`check_row` must look (a real problem, or two
-    members equal modulo 64). Cannot fail."""
-    cdef uint64_t seen = 0, coll = 0, bit
-    cdef int i
-    cdef int32_t v, mn = 0
-    for i in range(R):
-        v = row[i]
-        mn = v if v < mn else mn
-        bit = (<uint64_t>1) << ((<uint32_t>v + 1) & 63)   # -1 -> bit 0 (ignored)
-        coll |= seen & bit
-        seen |= bit
-    return (mn < -1) | ((coll >> 1) != 0)
+cdef inline bint row_suspect(const int32_t* row) noexcept nogil:
+    """Exact, branch-free check of a padded 8-slot working row: True when a value is
+    < -1 or a member appears twice (then :func:`check_row` locates it). Cannot fail."""
+    return hz_bad8(row) != 0
 
 
 cdef inline int check_row(const int32_t* row, int R, int* col) noexcept nogil:
@@ -347,6 +421,27 @@ cdef void prioritize_order(intp_t* order, intp_t n, const int32_t* src, const in
 
 
 # ------------------------------------------------------------ nogil cores
+cdef struct RowLoader:
+    int R
+    intp_t wide_rows           # rows that may be read 8 values at a time
+
+
+cdef inline void loader_init(RowLoader* L, intp_t P, int R) noexcept nogil:
+    """Prepare padded row loads for a (P, R) table. Cannot fail."""
+    L.R = R
+    # an 8-value read from row p stays inside the table when p * R + 8 <= P * R
+    L.wide_rows = P - (DEC_CAP + R - 1) // R
+    if L.wide_rows < 0:
+        L.wide_rows = 0
+
+
+cdef inline void load_row8(const RowLoader* L, const int32_t* base, intp_t p,
+                           int32_t* dst) noexcept nogil:
+    """Row ``p`` of a (P, R) table into the 8-slot working row ``dst``, padded with -1;
+    8-value reads only where they stay inside the table. Cannot fail."""
+    hz_load8(base + p * L.R, L.R, p < L.wide_rows, dst)
+
+
 cdef inline void load_row(const int32_t* src, int R, int32_t* dst) noexcept nogil:
     """Copy ``src[:R]`` into the 8-slot working row ``dst`` padded with -1. Cannot fail."""
     cdef int i
@@ -355,45 +450,45 @@ cdef inline void load_row(const int32_t* src, int R, int32_t* dst) noexcept nogi
     dst[MAXR] = -1
 
 
-cdef inline bint rows_differ(const int32_t* a, const int32_t* b, int R) noexcept nogil:
-    cdef int i
-    cdef int32_t x = 0
-    for i in range(R):
-        x |= a[i] ^ b[i]
-    return x != 0
+cdef inline bint differ8(const int32_t* a, const int32_t* b) noexcept nogil:
+    """Whether two padded working rows differ. Cannot fail."""
+    return hz_differ8(a, b) != 0
 
 
 cdef int check_pair_c(const int32_t[:, ::1] a, const int32_t[:, ::1] b, bint has_b,
                       intp_t* which, intp_t* row, intp_t* col, intp_t* mismatches,
                       int32_t* max_member) noexcept nogil:
     """Validate ``a`` (and ``b``), count slots where they differ, find the largest
-    member. Returns a status; never raises."""
+    member. Returns a status (first problem row-major, ``a`` before ``b``); never
+    raises."""
     cdef intp_t p, P = a.shape[0], k, n
     cdef int R = <int>a.shape[1], c = 0, st
     cdef intp_t mm = 0
     cdef int32_t mx = -1, v, w
-    cdef bint suspect = False
+    cdef RowLoader L
+    cdef int32_t aw[DEC_CAP]
+    cdef int32_t bw[DEC_CAP]
     cdef const int32_t* pa
     cdef const int32_t* pb
     if P == 0:
         mismatches[0] = 0
         max_member[0] = -1
         return S_OK
+    loader_init(&L, P, R)
     pa = &a[0, 0]
     pb = &b[0, 0]
     n = P * R
     for p in range(P):
-        suspect |= row_suspect(pa + p * R, R)
-        if has_b:
-            suspect |= row_suspect(pb + p * R, R)
-    if suspect:  # rare: find the first problem exactly (row-major, a before b)
-        for p in range(P):
-            st = check_row(pa + p * R, R, &c)
+        load_row8(&L, pa, p, aw)
+        if row_suspect(aw):
+            st = check_row(aw, R, &c)
             if st != S_OK:
                 which[0] = 0; row[0] = p; col[0] = c
                 return st
-            if has_b:
-                st = check_row(pb + p * R, R, &c)
+        if has_b:
+            load_row8(&L, pb, p, bw)
+            if differ8(aw, bw) and row_suspect(bw):
+                st = check_row(bw, R, &c)
                 if st != S_OK:
                     which[0] = 1; row[0] = p; col[0] = c
                     return st
@@ -418,13 +513,14 @@ cdef void find_cycles_c(const int32_t[:, ::1] cur, const int32_t[:, ::1] tgt,
     cdef int R = <int>cur.shape[1]
     cdef int32_t cw[DEC_CAP]
     cdef int32_t tw[DEC_CAP]
+    cdef RowLoader L
+    if P == 0:
+        return
+    loader_init(&L, P, R)
     for p in range(P):
-        if not rows_differ(&cur[p, 0], &tgt[p, 0], R):
-            out[p] = 0
-            continue
-        load_row(&cur[p, 0], R, cw)
-        load_row(&tgt[p, 0], R, tw)
-        out[p] = row_is_cyclic(cw, tw, R)
+        load_row8(&L, &cur[0, 0], p, cw)
+        load_row8(&L, &tgt[0, 0], p, tw)
+        out[p] = differ8(cw, tw) and row_is_cyclic(cw, tw, R)
 
 
 cdef void fix_cycles_c(const int32_t[:, ::1] cur, int32_t[:, ::1] tgt) noexcept nogil:
@@ -433,12 +529,14 @@ cdef void fix_cycles_c(const int32_t[:, ::1] cur, int32_t[:, ::1] tgt) noexcept 
     cdef int R = <int>cur.shape[1], i
     cdef int32_t cw[DEC_CAP]
     cdef int32_t tw[DEC_CAP]
+    cdef RowLoader L
+    if P == 0:
+        return
+    loader_init(&L, P, R)
     for p in range(P):
-        if not rows_differ(&cur[p, 0], &tgt[p, 0], R):
-            continue
-        load_row(&cur[p, 0], R, cw)
-        load_row(&tgt[p, 0], R, tw)
-        if fix_row(cw, tw, R):
+        load_row8(&L, &cur[0, 0], p, cw)
+        load_row8(&L, &tgt[0, 0], p, tw)
+        if differ8(cw, tw) and fix_row(cw, tw, R):
             for i in range(R):
                 tgt[p, i] = tw[i]
 
@@ -484,29 +582,31 @@ cdef intp_t plan_c(const int32_t[:, ::1] cur, const int32_t[:, ::1] tgt, int32_t
     cdef bint dif
     cdef const int32_t* pc
     cdef const int32_t* pt
+    cdef RowLoader L
     if P == 0:
         return 0
+    loader_init(&L, P, R)
     pc = &cur[0, 0]
     pt = &tgt[0, 0]
     for p in range(P):
-        load_row(pc + p * R, R, cw)
-        if row_suspect(cw, R):
+        load_row8(&L, pc, p, cw)
+        if row_suspect(cw):
             status[0] = check_row(cw, R, &c)
             if status[0] != S_OK:
                 which[0] = 0; bad_row[0] = p; bad_col[0] = c
                 return -1
-        load_row(pt + p * R, R, tw)
+        load_row8(&L, pt, p, tw)
+        if not differ8(cw, tw):
+            continue
         nm = 0
         last = 0
         both = 0
-        for i in range(R):
+        for i in range(DEC_CAP):
             dif = cw[i] != tw[i]
             nm += dif
             last = i if dif else last
             both += dif & (cw[i] >= 0) & (tw[i] >= 0)
-        if nm == 0:
-            continue
-        if row_suspect(tw, R):
+        if row_suspect(tw):
             status[0] = check_row(tw, R, &c)
             if status[0] != S_OK:
                 which[0] = 1; bad_row[0] = p; bad_col[0] = c

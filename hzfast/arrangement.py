@@ -429,8 +429,9 @@ def arrangement_report(current, target, members, *, grouping="per_member",
     Reports the number of slot changes (slots whose member differs), a lower bound on
     that number for every balanced valid target, the counts per member and per group at
     each replica index, the largest deviation from the per-index average, whether the
-    target is balanced and valid, and the partitions that form a migration cycle
-    (``hzfast.find_cycles``).
+    target is balanced and valid, and the partitions that form a migration cycle (the
+    definition of ``hzfast.find_cycles``, DESIGN section 4, computed in the same single
+    pass as the counts; the tests check both agree).
 
     **Lower bound, and why it holds.** Let ``G``, ``R_fill`` be as in :func:`arrange`,
     ``f, e = divmod(P, G)``, and ``c[m, r]`` the number of partitions whose current
@@ -495,7 +496,8 @@ def arrangement_report(current, target, members, *, grouping="per_member",
     W = max(prep.cur.shape[1], tgt.shape[1])
     cur, tgt = _pad(prep.cur, W), _pad(tgt, W)
     M, G, R_fill, gid = len(members), prep.G, prep.R_fill, prep.gid
-    changes, cc, tc = _arrange.report_counts(cur, tgt, M)
+    changes, cc, tc, unfilled, dups, lite_slots, cyc = _arrange.report_scan(cur, tgt, gid, G,
+                                                                            R_fill)
     sizes = np.diff(prep.gstart).astype(np.int64)
     data = gid >= 0
     f, e = divmod(P, G)
@@ -506,7 +508,7 @@ def arrangement_report(current, target, members, *, grouping="per_member",
             a1 = _kept_bound(cc[r], gid, G, f + 1, sizes)
             K = int(a0.sum()) + min(e, int((a1 > a0).sum()))
         else:
-            K = int((cur[:, r] == -1).sum())
+            K = P - int(cc[r].sum())          # only empty current slots can stay
         lower += P - K
     member_counts = tc.T.astype(np.int64)
     group_counts = np.zeros((G, W), dtype=np.int64)
@@ -519,16 +521,7 @@ def arrangement_report(current, target, members, *, grouping="per_member",
     member_dev = float(np.abs(mc - gcm / nm).max()) if R_fill else 0.0
     balanced = bool(((gc == f) | (gc == f + 1)).all()
                     and ((mc == gcm // nm) | (mc == -(-gcm // nm))).all())
-    tg = np.where(tgt >= 0, gid[np.maximum(tgt, 0)], -2)
-    lite_used = bool(((tgt >= 0) & (tg == -1)).any())
-    filled = bool((tgt[:, :R_fill] >= 0).all())
-    s = np.sort(np.where(tg >= 0, tg, -1 - np.arange(W)), axis=1)  # empties never collide
-    no_dup = bool((s[:, 1:] != s[:, :-1]).all()) if W > 1 else True
-    valid = filled and no_dup and not lite_used
-    from hzfast.planning import find_cycles
-    cyc = np.asarray(find_cycles(cur, tgt))
-    if cyc.ndim == 2:
-        cyc = cyc.any(axis=1)
+    valid = unfilled == 0 and dups == 0 and lite_slots == 0
     return ArrangementReport(
         partition_count=P, replica_count=prep.R, filled_replica_count=R_fill, group_count=G,
         slot_changes=int(changes), lower_bound=int(lower), member_counts=member_counts,

@@ -70,8 +70,34 @@ def _as_bytes(data, name: str = "data") -> memoryview:
 
 def _check_seed(seed, name: str = "seed") -> int:
     """A 32-bit seed: any value in [-2**31, 2**32); returned as its unsigned bit pattern."""
+    if type(seed) is int and INT32_MIN <= seed <= 0xFFFFFFFF:  # fast path
+        return seed & 0xFFFFFFFF
     s = _check.check_int(seed, name, minimum=INT32_MIN, maximum=2**32 - 1)
     return s & 0xFFFFFFFF
+
+
+def _partition_count(value) -> int:
+    if type(value) is int and 0 < value <= INT32_MAX:  # fast path
+        return value
+    return _check.check_partition_count(value)
+
+
+def _scalar_hash(key, key_type, name: str) -> int:
+    """Partition hash of one key; common cases straight in the kernel, no bytes built."""
+    t = type(key)
+    if t is str and key_type in (None, "string"):
+        try:
+            return _k.str_hash(key)
+        except UnicodeEncodeError:
+            raise ValueError(f"{name} cannot be encoded as UTF-8 (lone surrogate?)") from None
+    if t is int:
+        if key_type in (None, "int") and INT32_MIN <= key <= INT32_MAX:
+            return _k.int32_hash(key)
+        if key_type == "long" and INT64_MIN <= key <= INT64_MAX:
+            return _k.int64_hash(key)
+    if t is bytes and key_type in (None, "data") and len(key) >= DATA_HEADER:
+        return _k.bytes_data_hash(key)
+    return _k.bytes_data_hash(_serialize(key, key_type, name))  # validates, raises
 
 
 def _signed32(u: int) -> int:
@@ -175,6 +201,8 @@ def murmur3_x86_32(data, seed: int = HAZELCAST_SEED) -> int:
     >>> hzfast.murmur3_x86_32(b"key-1")
     1228513025
     """
+    if type(data) is bytes:
+        return _k.bytes_murmur3_x86_32(data, _check_seed(seed))
     return _k.murmur3_x86_32(_as_bytes(data), _check_seed(seed))
 
 
@@ -313,9 +341,10 @@ def partition_hash(keys, key_type=None):
     >>> hzfast.partition_hash([0, 1]).tolist()
     [923237662, 768969306]
     """
-    key_type = check_key_type(key_type)
+    if key_type is not None:
+        check_key_type(key_type)
     if is_scalar_key(keys) or keys is None:
-        return _k.data_hash(_serialize(keys, key_type, "keys"))
+        return _scalar_hash(keys, key_type, "keys")
     return _bulk(keys, key_type, 0)
 
 
@@ -350,12 +379,13 @@ def partition_id(key, partition_count: int = DEFAULT_PARTITION_COUNT, key_type=N
     >>> hzfast.partition_id("hello"), hzfast.partition_id("hello", 20000)
     (270, 8981)
     """
-    pc = _check.check_partition_count(partition_count)
-    key_type = check_key_type(key_type)
+    pc = _partition_count(partition_count)
+    if key_type is not None:
+        check_key_type(key_type)
     if not (is_scalar_key(key) or key is None):
         raise TypeError(f"key must be a single key (str, int or bytes), got "
                         f"{type(key).__name__}; use partition_ids for a batch")
-    return _k.hash_to_index(_k.data_hash(_serialize(key, key_type, "key")), pc)
+    return _k.hash_to_index(_scalar_hash(key, key_type, "key"), pc)
 
 
 def partition_ids(keys, partition_count: int = DEFAULT_PARTITION_COUNT,
@@ -371,7 +401,8 @@ def partition_ids(keys, partition_count: int = DEFAULT_PARTITION_COUNT,
           arrays, 1-D and C-contiguous;
         * pyarrow ``Array`` / ``ChunkedArray`` of ``string``, ``large_string``, ``int32``,
           ``int64``, or ``binary`` / ``large_binary`` holding serialized Hazelcast data.
-          Strings are hashed straight from the Arrow buffers (zero-copy, offset honoured).
+          Strings are hashed straight from the Arrow buffers (zero-copy, offset honoured);
+        * pandas Series/Index and Arrow C data interface objects (via ``pyarrow.array``).
     partition_count : int, default 271
         ``1 <= partition_count < 2**31``.
     key_type : {None, "string", "int", "long", "data"}
@@ -398,5 +429,5 @@ def partition_ids(keys, partition_count: int = DEFAULT_PARTITION_COUNT,
     >>> hzfast.partition_ids(np.array([0, 1], dtype=np.int64), 20000).tolist()
     [3647, 3549]
     """
-    pc = _check.check_partition_count(partition_count)
+    pc = _partition_count(partition_count)
     return _bulk(keys, check_key_type(key_type), pc)

@@ -143,7 +143,9 @@ def test_kernel_equals_reference_random():
         assert _arrange.cycle_rows(prep.cur, got).tolist() == ref.cycle_rows(prep.cur.tolist(),
                                                                            want)
         tgt = arrange(cur, members, grouping=grouping)
-        check_target(cur, tgt, members, grouping)
+        rep = check_target(cur, tgt, members, grouping)
+        if rep.balanced:
+            assert rep.lower_bound <= rep.slot_changes
         checked += 1
     assert checked > 150
 
@@ -331,12 +333,11 @@ def test_report_fields_and_json():
     assert rep.max_deviation < 1 and rep.balanced and rep.valid
     d = json.loads(json.dumps(rep.to_dict()))
     assert d["slot_changes"] == rep.slot_changes and d["cycle_count"] == 0
-    # an unbalanced, cyclic target is reported as such
-    bad = repaired.copy()
-    bad[0, :2] = repaired[0, [1, 0]] if (repaired[0, :2] >= 0).all() else bad[0, :2]
-    bad[:, 0] = np.where(bad[:, 0] >= 0, bad[:, 0], 0)
-    r2 = arrangement_report(repaired, t10[:, :7] % 9, 9)
-    assert not r2.balanced or not r2.valid
+    # a valid but unbalanced target is reported as such
+    same_rows = np.tile(np.arange(7, dtype=np.int32), (P, 1))
+    r2 = arrangement_report(repaired, same_rows, 9)
+    assert r2.valid and not r2.balanced
+    assert r2.max_deviation == pytest.approx(P - P / 9)
 
 
 def test_report_detects_cycles_and_invalid_rows():
@@ -353,15 +354,15 @@ def test_lower_bound_is_a_lower_bound_on_random_balanced_targets():
     # brute-force check on tiny tables: no balanced valid target beats the bound
     rng = np.random.default_rng(3)
     from itertools import permutations, product
-    for _ in range(30):
-        M, P, R = int(rng.integers(2, 4)), int(rng.integers(1, 5)), 2
+    for _ in range(20):
+        M, P, R = int(rng.integers(2, 4)), int(rng.integers(1, 4)), 2
         cur = np.array([list(rng.permutation(M + 1)[:R]) for _ in range(P)], dtype=np.int32)
         cur[cur >= M] = -1
         rows = [list(x) for x in permutations(range(M), min(R, M))]
         best = None
         for choice in product(range(len(rows)), repeat=P):
             tgt = np.array([rows[c] for c in choice], dtype=np.int32)
-            rep = arrangement_report(cur, tgt, M)
+            rep = arrangement_report(cur, tgt, M, replica_count=R)
             if rep.balanced and rep.valid:
                 best = rep.slot_changes if best is None else min(best, rep.slot_changes)
                 lb = rep.lower_bound
@@ -421,3 +422,14 @@ def test_generator_stricter(P, kind):
         cur, versions = apply_migrations(cur, versions, plan)
         assert (cur == tgt).all()
         prev = n
+
+
+def test_reference_arrange_equals_hzfast():
+    t = arrange(empty(300), 10)
+    assert (ref.arrange(empty(300), 10) == t).all()
+    repaired, _ = repair(t, np.arange(9))
+    assert (ref.arrange(repaired, 9) == arrange(repaired, 9)).all()
+    members = Members.from_count(11, members_per_host=2)
+    assert (ref.arrange(t, members, grouping="host") == arrange(t, members, grouping="host")).all()
+    cur = np.array([[0, 1]] * 4, dtype=np.int32)
+    assert (ref.arrange(cur, 2) == cur).all()

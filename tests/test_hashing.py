@@ -350,6 +350,18 @@ def test_data_forms_agree():
         assert hzfast.partition_ids(form, 271, kt).tolist() == expected
 
 
+def test_pandas_inputs():
+    pd = pytest.importorskip("pandas")
+    assert hzfast.partition_ids(pd.Series(STRINGS), 271).tolist() == _scalar_ids(STRINGS, 271)
+    longs = [0, 1, -1, 2**40]
+    assert hzfast.partition_ids(pd.Series(longs, dtype="int64")).tolist() == \
+        _scalar_ids(longs, 271, "long")
+    assert hzfast.partition_ids(pd.Series([0, 1], dtype="int32")).tolist() == \
+        _scalar_ids([0, 1], 271)
+    _raises(ValueError, r"keys\[1\] is null", hzfast.partition_ids, pd.Series(["a", None]))
+    _raises(TypeError, "keys", hzfast.partition_ids, pd.Series([1.5, 2.5]))
+
+
 def test_empty_inputs():
     for form, kt in (([], None), ((), None), ([], "string"), ([], "long"), ([], "data"),
                      (np.zeros(0, np.int32), None), (np.zeros(0, np.int64), None),
@@ -362,6 +374,34 @@ def test_empty_inputs():
         out = hzfast.partition_ids(form, 271, kt)
         assert out.dtype == np.int32 and out.shape == (0,)
         assert hzfast.partition_hash(form, kt).shape == (0,)
+
+
+def test_string_lengths_and_buffer_ends():
+    """Every length 0..40, as the last item of its buffer (byte-wise tail) and followed by
+    other data (the kernel's masked 4-byte tail load)."""
+    for n in range(41):
+        s = "".join(chr(97 + (i * 7) % 26) for i in range(n))
+        expected = R.partition_id(s, 20000)
+        assert hzfast.partition_id(s, 20000) == expected
+        assert hzfast.partition_ids([s], 20000).tolist() == [expected]
+        assert hzfast.partition_ids([s, "tail-padding"], 20000).tolist()[0] == expected
+        arr = pa.array(["x", s, "after"], pa.large_string())
+        assert hzfast.partition_ids(arr.slice(1, 1), 20000).tolist() == [expected]
+        for extra in range(4):  # data buffer ending 0..3 bytes after the string
+            data = np.frombuffer((s + "z" * extra).encode(), dtype=np.uint8)
+            offsets = np.array([0, n], dtype=np.int64)
+            out = np.empty(1, np.int32)
+            assert K.bulk_bytes(offsets, data, out, 20000, False) == -1
+            assert out.tolist() == [expected]
+
+
+def test_malformed_offsets_are_reported_not_crashing():
+    data = np.frombuffer(b"abcdef", dtype=np.uint8)
+    out = np.empty(2, np.int32)
+    assert K.bulk_bytes(np.array([0, 3, 99], np.int32), data, out, 271, False) == 1
+    assert K.bulk_bytes(np.array([4, 2, 6], np.int64), data, out, 271, False) == 0
+    assert K.bulk_bytes(np.array([0, 3, 6], np.int64), data, out, 271, True) == 0  # < 8
+    assert K.bulk_bytes(np.array([-1, 3, 6], np.int64), data, out, 271, False) == 0
 
 
 def test_empty_strings_only():

@@ -7,14 +7,15 @@ no numpy in the hot loops. Input is assumed already validated/prepared by
 """
 from __future__ import annotations
 
-__all__ = ["repair", "arrange_core", "cycle_rows", "mix"]
+__all__ = ["repair", "arrange", "arrange_core", "keepable_counts", "cycle_rows", "mix"]
 
 
 def mix(a: int, b: int, c: int) -> int:
     """Deterministic 32-bit hash of three small ints (same as the kernel).
 
     Ties between equally good groups (members) for slot (p, r) go to the first in the
-    cyclic order starting at ``mix(p, r, 0) % G`` (``% M``): deterministic, well spread.
+    cyclic order starting at ``start(mix(p, r, 0), G)`` (``M`` for members):
+    deterministic, well spread.
     """
     h = (a * 0x9E3779B1 + b * 0x85EBCA77 + c * 0xC2B2AE3D + 0x27D4EB2F) & 0xFFFFFFFF
     h ^= h >> 15
@@ -23,6 +24,16 @@ def mix(a: int, b: int, c: int) -> int:
     h = (h * 0x297A2D39) & 0xFFFFFFFF
     h ^= h >> 15
     return h
+
+
+def start(s: int, n: int) -> int:
+    """Tie-break start in 0..n-1 for a 32-bit hash s (multiply-shift, no division)."""
+    return (s * n) >> 32
+
+
+def rot(x: int, s: int, n: int) -> int:
+    """Position of x in the cyclic order of 0..n-1 beginning at start(s, n)."""
+    return (x - start(s, n)) % n
 
 
 def repair(replicas, alive, versions):
@@ -158,7 +169,7 @@ def arrange_core(cur, gid, G, R_fill, mq, groups):
                 continue
             if not placeable(p, r, m, check_cycle):
                 continue
-            key = (-mcap[r][m], is_move(p, r, m), (m - mix(p, r, 0)) % M)
+            key = (-mcap[r][m], is_move(p, r, m), rot(m, mix(p, r, 0), M))
             if best_key is None or key < best_key:
                 best, best_key = m, key
         return best
@@ -176,7 +187,7 @@ def arrange_core(cur, gid, G, R_fill, mq, groups):
                 m = best_member(p, r, g, True)
                 if m < 0:
                     continue
-                key = (-gcap[r][g], is_move(p, r, m), (g - mix(p, r, 0)) % G)
+                key = (-gcap[r][g], is_move(p, r, m), rot(g, mix(p, r, 0), G))
                 if best_key is None or key < best_key:
                     best, best_key = m, key
             if best >= 0:
@@ -198,7 +209,7 @@ def arrange_core(cur, gid, G, R_fill, mq, groups):
                     m = best_member(p, r, g, False, check_cycle)
                     if m < 0:
                         continue
-                    key = (-gcap[r][g], (g - mix(p, r, 0)) % G)
+                    key = (-gcap[r][g], rot(g, mix(p, r, 0), G))
                     if best_key is None or key < best_key:
                         best, best_key = m, key
                 if best >= 0:
@@ -283,4 +294,38 @@ def cycle_rows(cur, tgt):
             if found:
                 break
         out.append(found)
+    return out
+
+
+def keepable_counts(cur, gid, R_fill):
+    """cnt[r][m]: slots at index r held by data member m whose group is not earlier in
+    the row (the slots that could be kept)."""
+    M = len(gid)
+    cnt = [[0] * M for _ in range(R_fill)]
+    for row in cur:
+        seen = set()
+        for r in range(R_fill):
+            m = row[r]
+            if m >= 0 and gid[m] >= 0 and gid[m] not in seen:
+                seen.add(gid[m])
+                cnt[r][m] += 1
+    return cnt
+
+
+def arrange(current, members, *, grouping="per_member", replica_count=None):
+    """Reference ``hzfast.arrange``: same validation/quotas (shared), pure-Python core."""
+    import numpy as np
+
+    from hzfast import arrangement as A
+    prep = A._prepare(current, members, grouping, replica_count)
+    cur, gid = prep.cur.tolist(), prep.gid.tolist()
+    cnt = np.array(keepable_counts(cur, gid, prep.R_fill), dtype=np.int32).reshape(
+        prep.R_fill, len(gid))
+    mq = A._quotas(cnt, prep).tolist()
+    groups = [prep.gmem[prep.gstart[g]:prep.gstart[g + 1]].tolist() for g in range(prep.G)]
+    tgt = arrange_core(cur, gid, prep.G, prep.R_fill, mq, groups)
+    out = np.array(tgt, dtype=np.int32).reshape(prep.cur.shape)
+    rows = np.flatnonzero(cycle_rows(cur, tgt))
+    if rows.size:
+        A._revert_cycles(prep.cur, out, rows)
     return out

@@ -1,0 +1,173 @@
+"""spark_integration throughput on local[2]: with_placement vs the alternatives, side by side.
+
+Rows come from ``spark.range`` (int64 keys) or ``concat('k', id)`` (short strings, 2-8 chars),
+generated in the JVM, and every variant ends in the same ``noop`` sink, so the only difference
+between the rows of one group is the key -> partition step:
+
+* ``with_placement``        - hzfast (arrow_udf iterator + Cython kernel; owner/backups in the JVM)
+* ``with_placement_pid``    - hzfast, partition count only (no table)
+* ``identity_arrow_udf``    - an arrow_udf returning its input: the JVM<->Python transfer ceiling
+* ``spark_pmod_hash``       - Spark's built-in ``pmod(hash(k), 271)`` (JVM, NOT Hazelcast's rule)
+* ``python_udf_mmh3``       - a plain ``@udf`` computing Hazelcast's partition with mmh3, on
+                              ``rows // 10`` rows (compare rows/s: ``extra_info["rows"]``)
+
+Row count: ``HZFAST_BENCH_ROWS`` (default 10,000,000; under ``--benchmark-disable``, as in CI,
+the default is 500,000 so the file stays fast). Batch size group: ``arrow-batch-size``
+(``spark.sql.execution.arrow.maxRecordsPerBatch`` 10k..200k on the string keys).
+Report rows/s = extra_info["rows"] / mean.
+"""
+import os
+import struct
+import sys
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import hzfast
+import spark_integration as si
+
+P = 271
+
+
+@pytest.fixture(scope="module")
+def rows(request):
+    env = os.environ.get("HZFAST_BENCH_ROWS")
+    if env:
+        return int(env)
+    return 500_000 if request.config.getoption("benchmark_disable") else 10_000_000
+
+
+@pytest.fixture(scope="module")
+def spark():
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    session = si.local_session(**{"spark.driver.memory": "1g", "spark.app.name": "hzfast-bench"})
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="module")
+def table():
+    return hzfast.PartitionTable.round_robin(P, 5, 3)
+
+
+def _keys(spark, kind, n):
+    from pyspark.sql import functions as F
+    df = spark.range(n).withColumnRenamed("id", "k")
+    if kind == "string":
+        df = df.select(F.concat(F.lit("k"), F.col("k").cast("string")).alias("k"))
+    return df
+
+
+def _noop(df):
+    df.write.format("noop").mode("overwrite").save()
+
+
+def _run(benchmark, df, n):
+    benchmark.extra_info["rows"] = n
+    benchmark.pedantic(_noop, args=(df,), rounds=3, iterations=1, warmup_rounds=1)
+
+
+def _identity(df):
+    """An arrow_udf (iterator form) that returns its input unchanged."""
+    from typing import Iterator
+
+    from pyspark.sql.functions import arrow_udf
+
+    def identity(batches: Iterator[pa.Array]) -> Iterator[pa.Array]:
+        for batch in batches:
+            yield batch
+    return df.select(arrow_udf(identity, df.schema["k"].dataType)("k").alias("x"))
+
+
+_SEED = 0x01000193
+
+
+def _hz_partition_py(kind):
+    """Hazelcast's partition of one key in plain Python + mmh3 (what a user would write)."""
+    def long_part(v):
+        import mmh3
+        h = mmh3.hash(struct.pack(">q", v), _SEED, signed=True)
+        return 0 if h == -2**31 else abs(h) % P
+
+    def str_part(s):
+        import mmh3
+        b = s.encode("utf-8")
+        h = mmh3.hash(struct.pack(">i", len(b)) + b, _SEED, signed=True)
+        return 0 if h == -2**31 else abs(h) % P
+    return long_part if kind == "long" else str_part
+
+
+def _check_placement(df_placed, kind, table=None, sample=2000):
+    """The measured DataFrame computes the right thing (checked on a sample)."""
+    got = df_placed.limit(sample).collect()
+    keys = [r["k"] for r in got]
+    arr = pa.array(keys, pa.int64() if kind == "long" else pa.string())
+    expect = hzfast.partition_ids(arr, P, key_type=kind)
+    assert [r["partition_id"] for r in got] == expect.tolist()
+    if table is not None:
+        assert [r["owner"] for r in got] == table.locate(arr, kind).tolist()
+
+
+KINDS = [("long", "int64"), ("string", "string")]
+
+
+@pytest.mark.parametrize("kind,label", KINDS)
+def test_with_placement(benchmark, spark, table, rows, kind, label):
+    benchmark.group = f"spark-{label}"
+    df = si.with_placement(_keys(spark, kind, rows), "k", table)
+    _check_placement(df, kind, table)
+    _run(benchmark, df, rows)
+
+
+@pytest.mark.parametrize("kind,label", KINDS)
+def test_with_placement_pid(benchmark, spark, rows, kind, label):
+    benchmark.group = f"spark-{label}"
+    df = si.with_placement(_keys(spark, kind, rows), "k", P)
+    _check_placement(df, kind)
+    _run(benchmark, df, rows)
+
+
+@pytest.mark.parametrize("kind,label", KINDS)
+def test_identity_arrow_udf(benchmark, spark, rows, kind, label):
+    benchmark.group = f"spark-{label}"
+    df = _identity(_keys(spark, kind, rows))
+    first = df.limit(3).collect()
+    assert [r.x for r in first] == [r.k for r in _keys(spark, kind, rows).limit(3).collect()]
+    _run(benchmark, df, rows)
+
+
+@pytest.mark.parametrize("kind,label", KINDS)
+def test_spark_pmod_hash(benchmark, spark, rows, kind, label):
+    from pyspark.sql import functions as F
+    benchmark.group = f"spark-{label}"
+    df = _keys(spark, kind, rows).withColumn("p", F.pmod(F.hash("k"), F.lit(P)))
+    got = df.limit(1000).collect()
+    assert all(0 <= r.p < P for r in got)
+    _run(benchmark, df, rows)
+
+
+@pytest.mark.parametrize("kind,label", KINDS)
+def test_python_udf_mmh3(benchmark, spark, rows, kind, label):
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+    benchmark.group = f"spark-{label}"
+    n = max(rows // 10, 1000)
+    fn = F.udf(_hz_partition_py(kind), T.IntegerType())
+    df = _keys(spark, kind, n).withColumn("partition_id", fn("k"))
+    _check_placement(df, kind)                      # the baseline is Hazelcast-exact too
+    _run(benchmark, df, n)
+
+
+@pytest.mark.parametrize("batch", [10_000, 50_000, 200_000])
+def test_arrow_batch_size(benchmark, spark, table, rows, batch):
+    benchmark.group = "arrow-batch-size (string keys, with_placement)"
+    key = "spark.sql.execution.arrow.maxRecordsPerBatch"
+    old = spark.conf.get(key)
+    spark.conf.set(key, str(batch))
+    try:
+        df = si.with_placement(_keys(spark, "string", rows), "k", table)
+        _run(benchmark, df, rows)
+    finally:
+        spark.conf.set(key, old)
