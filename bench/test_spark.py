@@ -12,7 +12,7 @@ between the rows of one group is the key -> partition step:
                               ``rows // 10`` rows (compare rows/s: ``extra_info["rows"]``)
 
 Row count: ``HZFAST_BENCH_ROWS`` (default 10,000,000; under ``--benchmark-disable``, as in CI,
-the default is 500,000 so the file stays fast). Batch size group: ``arrow-batch-size``
+the default is 200,000 so the file stays fast). Batch size group: ``arrow-batch-size``
 (``spark.sql.execution.arrow.maxRecordsPerBatch`` 10k..200k on the string keys).
 Report rows/s = extra_info["rows"] / mean.
 """
@@ -35,7 +35,7 @@ def rows(request):
     env = os.environ.get("HZFAST_BENCH_ROWS")
     if env:
         return int(env)
-    return 500_000 if request.config.getoption("benchmark_disable") else 10_000_000
+    return 200_000 if request.config.getoption("benchmark_disable") else 10_000_000
 
 
 @pytest.fixture(scope="module")

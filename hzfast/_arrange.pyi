@@ -23,7 +23,7 @@ def arrange(
     mq: NDArray[np.int32],          # const int32_t[:, ::1] (R_fill, M) member quotas
     gstart: NDArray[np.int32],      # const int32_t[::1] (G + 1,)
     gmem: NDArray[np.int32],        # const int32_t[::1] members grouped by group
-) -> NDArray[np.int32]: ...         # (P, W)
+) -> tuple[NDArray[np.int32], bool]: ...  # target (P, W), cycle_fallback used
 
 def cycle_rows(
     cur: NDArray[np.int32],         # const int32_t[:, ::1] (P, W)
@@ -39,5 +39,3 @@ def report_scan(
 ) -> tuple[int, NDArray[np.int32], NDArray[np.int32], int, int, int, NDArray[np.bool_]]: ...
     # changes, cur counts (W, M), tgt counts (W, M), unfilled, duplicate rows, lite slots,
     # cyclic rows (P,)
-
-def _stats() -> tuple[int, int]: ...  # debug: augment calls, BFS rows (process-wide)

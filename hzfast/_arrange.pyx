@@ -203,6 +203,9 @@ cdef struct Work:
     int64_t* cmark          # (M,)
     int32_t* cpos           # (M,)
     int64_t stamp
+    int cycle_fallback      # set when a cycle-closing member had to be placed
+    int32_t* caphist        # (P + 2,) number of groups per positive capacity
+    int64_t maxcap          # max(0, max_g gcap[g]) at the current index
 
 
 cdef void mark_row(Work* w, const int32_t* crow, const int32_t* trow) noexcept nogil:
@@ -255,6 +258,18 @@ cdef int32_t fast_member(Work* w, const int32_t* crow, const int32_t* trow,
     return best
 
 
+cdef inline void dec_gcap(Work* w, int32_t* gcap, intp_t g) noexcept nogil:
+    """gcap[g] -= 1, keeping the positive-capacity histogram and w.maxcap current."""
+    cdef int32_t c = gcap[g]
+    gcap[g] = c - 1
+    if c > 0:
+        w.caphist[c] -= 1
+        if c > 1:
+            w.caphist[c - 1] += 1
+        while w.maxcap > 0 and w.caphist[w.maxcap] == 0:
+            w.maxcap -= 1
+
+
 cdef void mark_row_groups(Work* w, const int32_t* trow) noexcept nogil:
     cdef intp_t i
     w.stamp += 1
@@ -263,19 +278,9 @@ cdef void mark_row_groups(Work* w, const int32_t* trow) noexcept nogil:
             w.gmark[w.gid[trow[i]]] = w.stamp
 
 
-cdef int64_t _stat_augment = 0, _stat_bfs_rows = 0
-
-
-def _stats():
-    """Debug counters of the last arrange calls: (augment calls, rows visited by BFS)."""
-    return _stat_augment, _stat_bfs_rows
-
-
 cdef bint augment(Work* w, intp_t p, intp_t r, bint kept_ok) noexcept nogil:
     """Stuck slot (p, r): breadth-first augmenting path over rows at index r (see the
     reference ``_augment``). Returns True when the slot was filled."""
-    global _stat_augment, _stat_bfs_rows
-    _stat_augment += 1
     cdef intp_t W = w.W, G = w.G, P = w.P, q, g, x, y, head = 0, tail = 0, a, i
     cdef int32_t* mcap = w.mcap + r * w.M
     cdef int32_t* gcap = w.gcap + r * G
@@ -308,7 +313,6 @@ cdef bint augment(Work* w, intp_t p, intp_t r, bint kept_ok) noexcept nogil:
     while head < tail:
         x = w.queue[head]
         head += 1
-        _stat_bfs_rows += 1
         xrow = w.tgt + x * W
         old = xrow[r]
         xrow[r] = -1
@@ -321,7 +325,7 @@ cdef bint augment(Work* w, intp_t p, intp_t r, bint kept_ok) noexcept nogil:
                 continue
             xrow[r] = old
             mcap[mg] -= 1
-            gcap[g] -= 1
+            dec_gcap(w, gcap, g)
             y = x
             incoming = mg
             while y != -1:
@@ -447,6 +451,13 @@ cdef void arrange_c(Work* w) noexcept nogil:
     for r in range(R_fill):
         mcap = w.mcap + r * M
         gcap = w.gcap + r * G
+        # histogram of positive group capacities, for the running maximum
+        w.maxcap = 0
+        for g in range(G):
+            if gcap[g] > 0:
+                w.caphist[gcap[g]] += 1
+                if gcap[g] > w.maxcap:
+                    w.maxcap = gcap[g]
         for p in range(P):
             trow = w.tgt + p * W
             if trow[r] != -1:
@@ -455,10 +466,7 @@ cdef void arrange_c(Work* w) noexcept nogil:
             mark_row(w, crow, trow)
             best = -1
             best_mv = 0; best_cap = 0
-            maxcap = 0
-            for g in range(G):
-                if gcap[g] > maxcap:
-                    maxcap = gcap[g]
+            maxcap = w.maxcap          # max(0, max_g gcap[g]), kept by dec_gcap
             s = mix(p, r, 0)
             g = start_of(s, G)
             # groups in tie-break order; key (-gcap, move); first best wins ties
@@ -503,18 +511,23 @@ cdef void arrange_c(Work* w) noexcept nogil:
                                            <int32_t>g, p, r, False, &mv, M, False)
                         if cand < 0:
                             continue
+                        w.cycle_fallback = 1
                         h = rot(g, s, G)
                         if best < 0 or key_less(0, gcap[g], h, 0, best_cap, best_h):
                             best = cand; best_cap = gcap[g]; best_h = h
             if best >= 0:
                 trow[r] = best
                 mcap[best] -= 1
-                gcap[w.gid[best]] -= 1
+                dec_gcap(w, gcap, w.gid[best])
+        for g in range(G):
+            if gcap[g] > 0:
+                w.caphist[gcap[g]] = 0
 
 
 def arrange(const int32_t[:, ::1] cur, const int32_t[::1] gid, intp_t G, intp_t R_fill,
             const int32_t[:, ::1] mq, const int32_t[::1] gstart, const int32_t[::1] gmem):
-    """Target table ndarray[int32] (P, W) for prepared input (see arrangement.py)."""
+    """Return ``(target ndarray[int32] (P, W), cycle_fallback bool)`` for prepared input
+    (see arrangement.py); ``cycle_fallback`` says a cycle may exist (caller reverts it)."""
     cdef intp_t P = cur.shape[0], W = cur.shape[1], M = gid.shape[0]
     out = np.empty((P, W), dtype=np.int32)
     keep = np.zeros(P * W + 1, dtype=np.uint8)
@@ -530,6 +543,7 @@ def arrange(const int32_t[:, ::1] cur, const int32_t[::1] gid, intp_t G, intp_t 
     parent = np.zeros(P + 1, dtype=np.int32)
     queue = np.zeros(P + 1, dtype=np.int32)
     rmark = np.zeros(P + 1, dtype=np.int64)
+    caphist = np.zeros(P + 2, dtype=np.int32)
     gvis = np.zeros(G + 1, dtype=np.int64)
     gmark = np.zeros(G + 1, dtype=np.int64)
     cmark = np.zeros(M + 1, dtype=np.int64)
@@ -539,13 +553,13 @@ def arrange(const int32_t[:, ::1] cur, const int32_t[::1] gid, intp_t G, intp_t 
     cdef int32_t[::1] holes_v = holes, mcap_v = mcap, gcap_v = gcap, excess_v = excess
     cdef int32_t[::1] lack_v = lack
     cdef int32_t[::1] bg_start_v = bg_start, bg_fill_v = bg_fill, bg_rows_v = bg_rows
-    cdef int32_t[::1] parent_v = parent, queue_v = queue
+    cdef int32_t[::1] parent_v = parent, queue_v = queue, caphist_v = caphist
     cdef int64_t[::1] rmark_v = rmark, gvis_v = gvis
     cdef int64_t[::1] gmark_v = gmark, cmark_v = cmark
     cdef int32_t[::1] cpos_v = cpos
     cdef Work w
     if P == 0:
-        return out
+        return out, False
     w.P = P; w.W = W; w.M = M; w.G = G; w.R_fill = R_fill
     w.cur = &cur[0, 0]
     w.tgt = &o[0, 0]
@@ -564,14 +578,16 @@ def arrange(const int32_t[:, ::1] cur, const int32_t[::1] gid, intp_t G, intp_t 
     w.parent = &parent_v[0]
     w.queue = &queue_v[0]
     w.rmark = &rmark_v[0]
+    w.caphist = &caphist_v[0]
     w.gvis = &gvis_v[0]
     w.gmark = &gmark_v[0]
     w.cmark = &cmark_v[0]
     w.cpos = &cpos_v[0]
     w.stamp = 0
+    w.cycle_fallback = 0
     with nogil:
         arrange_c(&w)
-    return out
+    return out, bool(w.cycle_fallback)
 
 
 # ---------------------------------------------------------------------------- cycles
@@ -589,6 +605,38 @@ cdef bint row_has_cycle(const int32_t* c, const int32_t* t, intp_t W) noexcept n
             if j < 0:
                 break
             k = j
+            if c[k] == t[i]:
+                return True
+    return False
+
+
+cdef bint row_has_cycle_marked(const int32_t* c, const int32_t* t, intp_t W,
+                               int64_t* tpos, int64_t key) noexcept nogil:
+    """row_has_cycle with O(1) lookups: tpos[m] = key + index of m in t (key unique per
+    row, a multiple of 8 and > 0; tpos entries from other rows never equal it)."""
+    cdef intp_t i, k, step, j, moved = 0
+    cdef int64_t v
+    for i in range(W):
+        if t[i] >= 0:
+            tpos[t[i]] = key + i
+    for i in range(W):            # a cycle needs two members present in both, moved
+        if c[i] >= 0 and c[i] != t[i]:
+            v = tpos[c[i]]
+            if v >= key and v < key + 8:
+                moved += 1
+    if moved < 2:
+        return False
+    for i in range(W):
+        if c[i] < 0 or t[i] < 0 or c[i] == t[i]:
+            continue
+        k = i
+        for step in range(W):
+            if c[k] < 0:
+                break
+            v = tpos[c[k]]
+            if v < key or v >= key + 8:
+                break
+            k = <intp_t>(v - key)
             if c[k] == t[i]:
                 return True
     return False
@@ -623,9 +671,10 @@ def report_scan(const int32_t[:, ::1] cur, const int32_t[:, ::1] tgt,
     tc = np.zeros((W, M + 1), dtype=np.int32)
     cyc = np.zeros(P, dtype=np.bool_)
     seen_arr = np.full(G + 1, -1, dtype=np.int64)
+    tpos_arr = np.zeros(M + 1, dtype=np.int64)
     cdef int32_t[:, ::1] ccv = cc, tcv = tc
     cdef uint8_t[::1] cycv = cyc.view(np.uint8)
-    cdef int64_t[::1] seen = seen_arr
+    cdef int64_t[::1] seen = seen_arr, tpos = tpos_arr
     with nogil:
         for p in range(P):
             dup = False
@@ -649,5 +698,5 @@ def report_scan(const int32_t[:, ::1] cur, const int32_t[:, ::1] tgt,
                     unfilled += 1
             if dup:
                 dups += 1
-            cycv[p] = row_has_cycle(&cur[p, 0], &tgt[p, 0], W)
+            cycv[p] = row_has_cycle_marked(&cur[p, 0], &tgt[p, 0], W, &tpos[0], (p + 1) * 8)
     return changes, cc[:, :M], tc[:, :M], unfilled, dups, lite, cyc

@@ -20,3 +20,10 @@ def bulk_bytes(
     is_data: bool,  # bint
 ) -> int: ...  # intp_t: -1 or index of the first malformed item
 def encode_str_list(seq: list[str]) -> tuple[int, int, NDArray[np.int64] | None, NDArray[np.uint8] | None]: ...  # list
+def set_simd(enabled: bool) -> bool: ...  # bint -> whether AVX2 is available
+def str_hash(key: str) -> int: ...  # str -> int32_t (UnicodeEncodeError for lone surrogates)
+def int32_hash(key: int) -> int: ...  # int32_t -> int32_t
+def int64_hash(key: int) -> int: ...  # int64_t -> int32_t
+def bytes_data_hash(data: bytes) -> int: ...  # bytes (len >= 8) -> int32_t
+def bytes_murmur3_x86_32(data: bytes, seed: int) -> int: ...  # bytes, uint32_t -> int32_t
+def encode_utf32(codepoints: NDArray[np.uint32]) -> tuple[int, NDArray[np.int64] | None, NDArray[np.uint8] | None]: ...  # const uint32_t[:, ::1]

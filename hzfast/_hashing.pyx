@@ -54,7 +54,196 @@ cdef extern from *:
         uint64_t low = m * a;
         return (uint32_t)(((__uint128_t)low * d) >> 64);
     }
+
+    /* ---- AVX2 bulk path for Integer/Long keys (x86-64 with GCC/Clang; runtime check).
+       8 keys per step: murmur3_x86_32 over the 4/8 big-endian payload bytes in 32-bit
+       lanes, then hashToIndex with a float64 quotient (exact after one correction: for
+       a < 2**31 the product a * (1/d) is off by far less than 1/d, so the truncated
+       quotient is floor(a/d) or, when d divides a, one less). Returns how many keys it
+       did (a multiple of 8; 0 without AVX2); the caller finishes the rest. */
+    #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
+    #include <immintrin.h>
+    #define HZ_HAVE_AVX2_PATH 1
+    static int hz_avx2_state = -1;
+    static int hz_has_avx2(void) {
+        if (hz_avx2_state < 0) {
+            __builtin_cpu_init();
+            hz_avx2_state = __builtin_cpu_supports("avx2") ? 1 : 0;
+        }
+        return hz_avx2_state;
+    }
+    __attribute__((target("avx2")))
+    static inline __m256i hz_v_rotl(__m256i x, int r) {
+        return _mm256_or_si256(_mm256_slli_epi32(x, r), _mm256_srli_epi32(x, 32 - r));
+    }
+    __attribute__((target("avx2")))
+    static inline __m256i hz_v_mix_h(__m256i h, __m256i k) {
+        k = _mm256_mullo_epi32(k, _mm256_set1_epi32((int)0xcc9e2d51u));
+        k = hz_v_rotl(k, 15);
+        k = _mm256_mullo_epi32(k, _mm256_set1_epi32(0x1b873593));
+        h = _mm256_xor_si256(h, k);
+        h = hz_v_rotl(h, 13);
+        return _mm256_add_epi32(_mm256_mullo_epi32(h, _mm256_set1_epi32(5)),
+                                _mm256_set1_epi32((int)0xe6546b64u));
+    }
+    __attribute__((target("avx2")))
+    static inline __m256i hz_v_fmix(__m256i h) {
+        h = _mm256_xor_si256(h, _mm256_srli_epi32(h, 16));
+        h = _mm256_mullo_epi32(h, _mm256_set1_epi32((int)0x85ebca6bu));
+        h = _mm256_xor_si256(h, _mm256_srli_epi32(h, 13));
+        h = _mm256_mullo_epi32(h, _mm256_set1_epi32((int)0xc2b2ae35u));
+        return _mm256_xor_si256(h, _mm256_srli_epi32(h, 16));
+    }
+    __attribute__((target("avx2")))
+    static inline __m256i hz_v_index(__m256i h, __m256d inv, __m256i d) {
+        __m256i int_min = _mm256_set1_epi32((int)0x80000000u);
+        __m256i is_min = _mm256_cmpeq_epi32(h, int_min);
+        __m256i a = _mm256_abs_epi32(h);
+        __m128i qlo = _mm256_cvttpd_epi32(_mm256_mul_pd(
+            _mm256_cvtepi32_pd(_mm256_castsi256_si128(a)), inv));
+        __m128i qhi = _mm256_cvttpd_epi32(_mm256_mul_pd(
+            _mm256_cvtepi32_pd(_mm256_extracti128_si256(a, 1)), inv));
+        __m256i q = _mm256_inserti128_si256(_mm256_castsi128_si256(qlo), qhi, 1);
+        __m256i r = _mm256_sub_epi32(a, _mm256_mullo_epi32(q, d));
+        /* r in [0, 2d): subtract d once where r >= d; add d where r < 0 (defensive) */
+        r = _mm256_sub_epi32(r, _mm256_and_si256(
+            _mm256_cmpgt_epi32(r, _mm256_sub_epi32(d, _mm256_set1_epi32(1))), d));
+        r = _mm256_add_epi32(r, _mm256_and_si256(
+            _mm256_cmpgt_epi32(_mm256_setzero_si256(), r), d));
+        return _mm256_andnot_si256(is_min, r);
+    }
+    __attribute__((target("avx2")))
+    static int64_t hz_bulk_avx2(const void* keys, int is_long, int64_t n, int32_t* out,
+                                int32_t partition_count) {
+        const __m256i bswap = _mm256_setr_epi8(3, 2, 1, 0, 7, 6, 5, 4, 11, 10, 9, 8,
+                                               15, 14, 13, 12, 3, 2, 1, 0, 7, 6, 5, 4,
+                                               11, 10, 9, 8, 15, 14, 13, 12);
+        const __m256i split = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
+        const __m256i seed = _mm256_set1_epi32(0x01000193);
+        const __m256i d = _mm256_set1_epi32(partition_count > 0 ? partition_count : 1);
+        const __m256d inv = _mm256_set1_pd(1.0 / (double)(partition_count > 0 ? partition_count : 1));
+        int64_t i, end = n & ~(int64_t)7;
+        __m256i h, k0, k1, a, b;
+        for (i = 0; i < end; i += 8) {
+            if (is_long) {
+                a = _mm256_permutevar8x32_epi32(
+                    _mm256_loadu_si256((const __m256i*)((const int64_t*)keys + i)), split);
+                b = _mm256_permutevar8x32_epi32(
+                    _mm256_loadu_si256((const __m256i*)((const int64_t*)keys + i + 4)), split);
+                k0 = _mm256_permute2x128_si256(a, b, 0x31);   /* high words: first 4 bytes */
+                k1 = _mm256_permute2x128_si256(a, b, 0x20);   /* low words: last 4 bytes */
+                h = hz_v_mix_h(seed, _mm256_shuffle_epi8(k0, bswap));
+                h = hz_v_mix_h(h, _mm256_shuffle_epi8(k1, bswap));
+                h = _mm256_xor_si256(h, _mm256_set1_epi32(8));
+            } else {
+                k0 = _mm256_loadu_si256((const __m256i*)((const int32_t*)keys + i));
+                h = hz_v_mix_h(seed, _mm256_shuffle_epi8(k0, bswap));
+                h = _mm256_xor_si256(h, _mm256_set1_epi32(4));
+            }
+            h = hz_v_fmix(h);
+            if (partition_count > 0)
+                h = hz_v_index(h, inv, d);
+            _mm256_storeu_si256((__m256i*)(out + i), h);
+        }
+        return end;
+    }
+    /* Strings, 8 per step, while every string of the group is <= 16 bytes with 16
+       readable bytes from its start (and offsets are sane): the 4 blocks are loaded
+       (16 bytes per string, transposed) and mixed under a per-lane mask, the block at len >> 2, masked to its len & 3
+       valid bytes, is the tail (mix_k(0) == 0). Returns how many strings it did, a
+       multiple of 8, stopping at the first group that does not qualify. */
+    __attribute__((target("avx2")))
+    static int64_t hz_strings_avx2(const void* offsets, int off64, int64_t n,
+                                   const uint8_t* data, int64_t data_len, int32_t* out,
+                                   int32_t partition_count) {
+        const __m256i bswap = _mm256_setr_epi8(3, 2, 1, 0, 7, 6, 5, 4, 11, 10, 9, 8,
+                                               15, 14, 13, 12, 3, 2, 1, 0, 7, 6, 5, 4,
+                                               11, 10, 9, 8, 15, 14, 13, 12);
+        const __m256i seed = _mm256_set1_epi32(0x01000193);
+        const __m256i d = _mm256_set1_epi32(partition_count > 0 ? partition_count : 1);
+        const __m256d inv = _mm256_set1_pd(1.0 / (double)(partition_count > 0 ? partition_count : 1));
+        const __m256i zero = _mm256_setzero_si256();
+        const __m256i ones = _mm256_set1_epi32(1);
+        const __m256i c1 = _mm256_set1_epi32((int)0xcc9e2d51u);
+        const __m256i c2 = _mm256_set1_epi32(0x1b873593);
+        int32_t st[8], ln[8];
+        int64_t g, k, s, e, limit = data_len - 16;
+        if (limit > 2147483647 - 16) limit = 2147483647 - 16;
+        for (g = 0; g + 8 <= n; g += 8) {
+            for (k = 0; k < 8; k++) {
+                if (off64) {
+                    s = ((const int64_t*)offsets)[g + k];
+                    e = ((const int64_t*)offsets)[g + k + 1];
+                } else {
+                    s = ((const int32_t*)offsets)[g + k];
+                    e = ((const int32_t*)offsets)[g + k + 1];
+                }
+                if (s < 0 || e < s || e - s > 16 || s > limit) return g;
+                st[k] = (int32_t)s;
+                ln[k] = (int32_t)(e - s);
+            }
+            __m256i vl = _mm256_loadu_si256((const __m256i*)ln);
+            __m256i nb = _mm256_srli_epi32(vl, 2);
+            __m256i tail_mask = _mm256_sub_epi32(
+                _mm256_sllv_epi32(ones, _mm256_slli_epi32(
+                    _mm256_and_si256(vl, _mm256_set1_epi32(3)), 3)), ones);
+            __m256i h = hz_v_mix_h(seed, _mm256_shuffle_epi8(vl, bswap));
+            __m256i tail = zero;
+            /* 16 bytes per string; lane k of block j = bytes [4j, 4j+4) of string k:
+               strings k and k+4 share a 256-bit row, then a 4x4 dword transpose. */
+            __m256i r0 = _mm256_inserti128_si256(_mm256_castsi128_si256(
+                _mm_loadu_si128((const __m128i*)(data + st[0]))),
+                _mm_loadu_si128((const __m128i*)(data + st[4])), 1);
+            __m256i r1 = _mm256_inserti128_si256(_mm256_castsi128_si256(
+                _mm_loadu_si128((const __m128i*)(data + st[1]))),
+                _mm_loadu_si128((const __m128i*)(data + st[5])), 1);
+            __m256i r2 = _mm256_inserti128_si256(_mm256_castsi128_si256(
+                _mm_loadu_si128((const __m128i*)(data + st[2]))),
+                _mm_loadu_si128((const __m128i*)(data + st[6])), 1);
+            __m256i r3 = _mm256_inserti128_si256(_mm256_castsi128_si256(
+                _mm_loadu_si128((const __m128i*)(data + st[3]))),
+                _mm_loadu_si128((const __m128i*)(data + st[7])), 1);
+            __m256i t0 = _mm256_unpacklo_epi32(r0, r1), t1 = _mm256_unpackhi_epi32(r0, r1);
+            __m256i t2 = _mm256_unpacklo_epi32(r2, r3), t3 = _mm256_unpackhi_epi32(r2, r3);
+            __m256i blocks[4];
+            blocks[0] = _mm256_unpacklo_epi64(t0, t2);
+            blocks[1] = _mm256_unpackhi_epi64(t0, t2);
+            blocks[2] = _mm256_unpacklo_epi64(t1, t3);
+            blocks[3] = _mm256_unpackhi_epi64(t1, t3);
+            for (k = 0; k < 4; k++) {
+                __m256i j = _mm256_set1_epi32((int)k);
+                __m256i blk = blocks[k];
+                __m256i keep = _mm256_cmpgt_epi32(nb, j);
+                h = _mm256_blendv_epi8(h, hz_v_mix_h(h, blk), keep);
+                tail = _mm256_or_si256(tail, _mm256_and_si256(
+                    _mm256_and_si256(blk, tail_mask), _mm256_cmpeq_epi32(nb, j)));
+            }
+            tail = _mm256_mullo_epi32(tail, c1);
+            tail = hz_v_rotl(tail, 15);
+            tail = _mm256_mullo_epi32(tail, c2);
+            h = _mm256_xor_si256(h, tail);
+            h = _mm256_xor_si256(h, _mm256_add_epi32(vl, _mm256_set1_epi32(4)));
+            h = hz_v_fmix(h);
+            if (partition_count > 0)
+                h = hz_v_index(h, inv, d);
+            _mm256_storeu_si256((__m256i*)(out + g), h);
+        }
+        return g;
+    }
+    #else
+    static int hz_has_avx2(void) { return 0; }
+    static int64_t hz_bulk_avx2(const void* keys, int is_long, int64_t n, int32_t* out,
+                                int32_t partition_count) { return 0; }
+    static int64_t hz_strings_avx2(const void* offsets, int off64, int64_t n,
+                                   const uint8_t* data, int64_t data_len, int32_t* out,
+                                   int32_t partition_count) { return 0; }
+    #endif
     """
+    int hz_has_avx2() noexcept nogil
+    int64_t hz_bulk_avx2(const void* keys, int is_long, int64_t n, int32_t* out,
+                         int32_t partition_count) noexcept nogil
+    int64_t hz_strings_avx2(const void* offsets, int off64, int64_t n, const uint8_t* data,
+                            int64_t data_len, int32_t* out, int32_t partition_count) noexcept nogil
     uint32_t hz_load32le(const uint8_t* p) noexcept nogil
     uint64_t hz_load64le(const uint8_t* p) noexcept nogil
     uint32_t hz_load32be(const uint8_t* p) noexcept nogil
@@ -292,11 +481,27 @@ cdef int64_t stamp_c(const int32_t* v, intp_t count) noexcept nogil:
 
 
 # ----------------------------------------------------------------------------- bulk cores
+cdef bint _use_simd = True
+
+
+def set_simd(bint enabled):
+    """Turn the AVX2 path for Integer/Long keys on or off (tests compare both); returns
+    whether it is available on this CPU."""
+    global _use_simd
+    _use_simd = enabled
+    return hz_has_avx2() != 0
+
+
 cdef void _bulk_int32(const int32_t* keys, intp_t n, int32_t* out,
                       int32_t partition_count) noexcept nogil:
     cdef intp_t i
     cdef uint32_t d = <uint32_t>partition_count
     cdef uint64_t m
+    if _use_simd and hz_has_avx2():
+        i = hz_bulk_avx2(keys, 0, n, out, partition_count)
+        keys += i
+        out += i
+        n -= i
     if partition_count <= 0:  # raw hashes
         for i in range(n):
             out[i] = _hash_int32(keys[i])
@@ -311,6 +516,11 @@ cdef void _bulk_int64(const int64_t* keys, intp_t n, int32_t* out,
     cdef intp_t i
     cdef uint32_t d = <uint32_t>partition_count
     cdef uint64_t m
+    if _use_simd and hz_has_avx2():
+        i = hz_bulk_avx2(keys, 1, n, out, partition_count)
+        keys += i
+        out += i
+        n -= i
     if partition_count <= 0:
         for i in range(n):
             out[i] = _hash_int64(keys[i])
@@ -325,12 +535,33 @@ cdef intp_t _bulk_bytes(const offset_t* offsets, intp_t n, const uint8_t* data,
                         bint is_data) noexcept nogil:
     """Strings (is_data=False) or serialized Data. Returns -1, or the index of the first
     item whose offsets fall outside data[0:data_len] (or, for Data, is shorter than 8)."""
-    cdef intp_t i, start, end
+    cdef intp_t i, bad
     cdef uint32_t d = <uint32_t>partition_count
     cdef uint64_t m = hz_fastmod_m(d) if partition_count > 0 else 0
-    cdef int32_t h
     cdef intp_t min_len = 8 if is_data else 0
-    for i in range(n):
+    cdef intp_t stop
+    i = 0
+    while i < n:
+        # SIMD over runs of short strings; the scalar loop takes the next 8 (or the rest)
+        if not is_data and _use_simd and hz_has_avx2():
+            i += hz_strings_avx2(offsets + i, offset_t is int64_t, n - i, data, data_len,
+                                 out + i, partition_count)
+        stop = i + 8 if i + 8 < n else n
+        bad = _scalar_bytes(offsets, i, stop, data, data_len, out, partition_count,
+                            is_data, m, d, min_len)
+        if bad != -1:
+            return bad
+        i = stop
+    return -1
+
+
+cdef inline intp_t _scalar_bytes(const offset_t* offsets, intp_t first, intp_t stop,
+                                 const uint8_t* data, intp_t data_len, int32_t* out,
+                                 int32_t partition_count, bint is_data, uint64_t m,
+                                 uint32_t d, intp_t min_len) noexcept nogil:
+    cdef intp_t i, start, end
+    cdef int32_t h
+    for i in range(first, stop):
         start = <intp_t>offsets[i]
         end = <intp_t>offsets[i + 1]
         if start < 0 or end - start < min_len or end > data_len:

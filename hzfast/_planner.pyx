@@ -96,7 +96,47 @@ cdef extern from *:
         return x != 0;
     #endif
     }
+
+    /* Position of member v (>= 0) in the working row, or -1. */
+    static inline int hz_index8(const int32_t* w, int32_t v) {
+    #if defined(__SSE2__) && defined(__GNUC__)
+        const __m128i x = _mm_set1_epi32(v);
+        int m = _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(_mm_loadu_si128((const __m128i*)w), x)))
+              | (_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(_mm_loadu_si128((const __m128i*)(w + 4)), x))) << 4);
+        return m ? __builtin_ctz((unsigned)m) : -1;
+    #else
+        for (int i = 0; i < 8; i++) if (w[i] == v) return i;
+        return -1;
+    #endif
+    }
+
+    /* Slots where two working rows differ: count, highest such slot, and how many of
+       them hold a member in both rows. */
+    static inline void hz_diffinfo8(const int32_t* a, const int32_t* b, int* n, int* last, int* both) {
+    #if defined(__SSE2__) && defined(__GNUC__)
+        const __m128i m1 = _mm_set1_epi32(-1);
+        __m128i a0 = _mm_loadu_si128((const __m128i*)a), a1 = _mm_loadu_si128((const __m128i*)(a + 4));
+        __m128i b0 = _mm_loadu_si128((const __m128i*)b), b1 = _mm_loadu_si128((const __m128i*)(b + 4));
+        __m128i e0 = _mm_cmpeq_epi32(a0, b0), e1 = _mm_cmpeq_epi32(a1, b1);
+        __m128i f0 = _mm_and_si128(_mm_cmpgt_epi32(a0, m1), _mm_cmpgt_epi32(b0, m1));
+        __m128i f1 = _mm_and_si128(_mm_cmpgt_epi32(a1, m1), _mm_cmpgt_epi32(b1, m1));
+        unsigned eq = (unsigned)(_mm_movemask_ps(_mm_castsi128_ps(e0)) | (_mm_movemask_ps(_mm_castsi128_ps(e1)) << 4));
+        unsigned full = (unsigned)(_mm_movemask_ps(_mm_castsi128_ps(f0)) | (_mm_movemask_ps(_mm_castsi128_ps(f1)) << 4));
+        unsigned d = (~eq) & 0xFFu;
+        *n = __builtin_popcount(d);
+        *last = d ? 31 - __builtin_clz(d) : 0;
+        *both = __builtin_popcount(d & full);
+    #else
+        int nn = 0, l = 0, bb = 0;
+        for (int i = 0; i < 8; i++) {
+            if (a[i] != b[i]) { nn++; l = i; if (a[i] >= 0 && b[i] >= 0) bb++; }
+        }
+        *n = nn; *last = l; *both = bb;
+    #endif
+    }
     """
+    int hz_index8(const int32_t* w, int32_t v) noexcept nogil
+    void hz_diffinfo8(const int32_t* a, const int32_t* b, int* n, int* last, int* both) noexcept nogil
     void hz_load8(const int32_t* src, int R, int wide, int32_t* dst) noexcept nogil
     int hz_bad8(const int32_t* w) noexcept nogil
     int hz_differ8(const int32_t* a, const int32_t* b) noexcept nogil
@@ -144,14 +184,12 @@ cdef enum:
 cdef inline int index_of(const int32_t* row, int R, int32_t v) noexcept nogil:
     """Position of member ``v`` in ``row``; -1 if absent or ``v == -1``. Cannot fail.
 
-    ``row`` is an 8-slot working row padded with -1 beyond R, so the scan is a fixed,
-    branch-free 8-step select (``R`` is unused; kept for readability of call sites).
+    ``row`` is an 8-slot working row padded with -1 beyond R, so the scan is one
+    fixed-width compare (``R`` is unused; kept for readability of call sites).
     """
-    cdef int pos = -1, k
-    for k in range(DEC_CAP - 1, -1, -1):
-        if row[k] == v:
-            pos = k
-    return pos if v >= 0 else -1
+    if v < 0:
+        return -1
+    return hz_index8(row, v)
 
 
 cdef inline bint row_suspect(const int32_t* row) noexcept nogil:
@@ -579,7 +617,6 @@ cdef intp_t plan_c(const int32_t[:, ::1] cur, const int32_t[:, ::1] tgt, int32_t
     cdef int32_t cw[DEC_CAP]
     cdef int32_t tw[DEC_CAP]
     cdef int32_t s, t
-    cdef bint dif
     cdef const int32_t* pc
     cdef const int32_t* pt
     cdef RowLoader L
@@ -598,14 +635,7 @@ cdef intp_t plan_c(const int32_t[:, ::1] cur, const int32_t[:, ::1] tgt, int32_t
         load_row8(&L, pt, p, tw)
         if not differ8(cw, tw):
             continue
-        nm = 0
-        last = 0
-        both = 0
-        for i in range(DEC_CAP):
-            dif = cw[i] != tw[i]
-            nm += dif
-            last = i if dif else last
-            both += dif & (cw[i] >= 0) & (tw[i] >= 0)
+        hz_diffinfo8(cw, tw, &nm, &last, &both)
         if row_suspect(tw):
             status[0] = check_row(tw, R, &c)
             if status[0] != S_OK:

@@ -20,6 +20,8 @@ Algorithm of :func:`arrange` (kernel ``hzfast._arrange``, reference
    every group must get exactly ``P mod G`` extras over all indices: groups that must
    take an extra at every remaining index are served first). Inside a group, the group's
    quota is split the same way over its members (extras to those holding the most).
+   Ties go to the groups with the fewest extras so far (spreads the extras, which keeps
+   rows fillable), then to the lower group id.
 3. Keep every current slot whose member is within its quota at that index (a data member
    whose group is not already earlier in the row); where a member holds more than its
    quota, free the excess in the rows that have the fewest empty slots so far (so the
@@ -27,10 +29,12 @@ Algorithm of :func:`arrange` (kernel ``hzfast._arrange``, reference
 4. Fill the holes index by index, row by row: the group with capacity that is not yet in
    the row, preferring members that are not already in the current row (a member that
    stays in a row keeps its index), then the group with the largest remaining capacity,
-   then a fixed hash of (partition, index, group) - deterministic and well spread. A
-   member may move to another index of its row only if that does not close a cycle. When
-   no group fits, swap with another row at the same index; as a last resort fill over
-   quota (never happens in the tested scenarios).
+   then the cyclic order of groups starting at a fixed hash of (partition, index) -
+   deterministic and well spread. A member may move to another index of its row only if
+   that does not close a cycle. When no group fits, a breadth-first augmenting path
+   shifts members between rows at the same index (rows filled in this pass first, then
+   kept slots, each of which costs one extra change); as a last resort fill over quota
+   (never happens in the tested scenarios; ``arrangement_report`` would say so).
 5. Safety net: any cycle left with the current table is reverted (Hazelcast's rule).
 """
 from __future__ import annotations
@@ -235,7 +239,7 @@ def _quotas(cnt: np.ndarray, prep: _Prepared) -> np.ndarray:
             if exact:
                 need = e - k
                 forced = np.flatnonzero(need == s)
-                order = np.lexsort((ids, -gc[r]))
+                order = np.lexsort((ids, -need, -gc[r]))
                 rest = order[(need[order] > 0) & (need[order] != s)]
                 picked = np.concatenate([forced, rest[: e - forced.size]])
             elif capped:
@@ -243,7 +247,7 @@ def _quotas(cnt: np.ndarray, prep: _Prepared) -> np.ndarray:
                 order = np.lexsort((ids, -gc[r], -c))
                 picked = order[c[order] > 0][:e]
             else:
-                picked = np.lexsort((ids, -gc[r]))[:e]
+                picked = np.lexsort((ids, k, -gc[r]))[:e]      # ties: fewest extras so far
             gq[r, picked] += 1
             k[picked] += 1
     sizes = np.diff(prep.gstart).astype(np.int64)
@@ -348,10 +352,10 @@ def arrange(current, members, *, grouping="per_member", replica_count=None) -> n
     cur = prep.cur
     cnt = _arrange.keepable_counts(cur, prep.gid, prep.G, prep.R_fill)
     mq = _quotas(cnt, prep)
-    out = _arrange.arrange(cur, prep.gid, prep.G, prep.R_fill, mq, prep.gstart, prep.gmem)
-    cyc = _arrange.cycle_rows(cur, out)
-    if cyc.any():  # pragma: no cover - the arranger never creates cycles (safety net)
-        _revert_cycles(cur, out, np.flatnonzero(cyc))
+    out, maybe_cycles = _arrange.arrange(cur, prep.gid, prep.G, prep.R_fill, mq, prep.gstart,
+                                         prep.gmem)
+    if maybe_cycles:  # only when a row could be completed by a cycle-closing move alone
+        _revert_cycles(cur, out, np.flatnonzero(_arrange.cycle_rows(cur, out)))
     return out
 
 
@@ -406,20 +410,17 @@ class ArrangementReport:
         return d
 
 
-def _kept_bound(c: np.ndarray, gid: np.ndarray, G: int, Q: int, sizes: np.ndarray) -> np.ndarray:
-    """Per group: max slots kept at one index when the group's count there is Q.
+def _kept_bound(cm: np.ndarray, H: np.ndarray, n_m: np.ndarray, sizes: np.ndarray,
+                Q: int) -> np.ndarray:
+    """(R_fill, G): max slots kept per group and index when the group's count there is Q.
 
-    c: (M,) current counts at the index (data members only; lite entries ignored).
+    cm: (R_fill, D) current counts of the D data members; H: (D, G) one-hot membership;
+    n_m: (D,) size of each member's group; sizes: (G,) group sizes.
     """
-    data = gid >= 0
-    g = gid[data]
-    cm = c[data].astype(np.int64)
-    n = sizes[g]
-    fl = Q // n
-    base = np.bincount(g, weights=np.minimum(cm, fl), minlength=G)
-    over = np.bincount(g, weights=(cm > fl).astype(np.int64), minlength=G)
-    ex = Q % sizes
-    return base.astype(np.int64) + np.minimum(ex, over.astype(np.int64))
+    fl = Q // n_m
+    base = np.minimum(cm, fl) @ H
+    over = (cm > fl).astype(np.int64) @ H
+    return base + np.minimum(Q % sizes, over)
 
 
 def arrangement_report(current, target, members, *, grouping="per_member",
@@ -501,18 +502,17 @@ def arrangement_report(current, target, members, *, grouping="per_member",
     sizes = np.diff(prep.gstart).astype(np.int64)
     data = gid >= 0
     f, e = divmod(P, G)
-    lower = 0
-    for r in range(W):
-        if r < R_fill:
-            a0 = _kept_bound(cc[r], gid, G, f, sizes)
-            a1 = _kept_bound(cc[r], gid, G, f + 1, sizes)
-            K = int(a0.sum()) + min(e, int((a1 > a0).sum()))
-        else:
-            K = P - int(cc[r].sum())          # only empty current slots can stay
-        lower += P - K
+    H = np.zeros((int(data.sum()), G), dtype=np.int64)
+    H[np.arange(H.shape[0]), gid[data]] = 1
+    n_m = sizes[gid[data]]
+    cm = cc[:R_fill][:, data].astype(np.int64)
+    a0 = _kept_bound(cm, H, n_m, sizes, f)
+    a1 = _kept_bound(cm, H, n_m, sizes, f + 1)
+    kept = a0.sum(axis=1) + np.minimum(e, (a1 > a0).sum(axis=1))
+    lower = int(P * R_fill - kept.sum())
+    lower += int(cc[R_fill:].sum())          # indices >= R_fill: only empty slots stay
     member_counts = tc.T.astype(np.int64)
-    group_counts = np.zeros((G, W), dtype=np.int64)
-    np.add.at(group_counts, gid[data], member_counts[data])
+    group_counts = H.T @ member_counts[data]
     gc = group_counts[:, :R_fill]
     max_dev = float(np.abs(gc - P / G).max()) if R_fill else 0.0
     mc = member_counts[data][:, :R_fill]

@@ -1,6 +1,7 @@
 """The member registry: who the member indices of a replica table are."""
 from __future__ import annotations
 
+import functools
 import json
 import uuid as _uuid
 from dataclasses import dataclass
@@ -24,6 +25,13 @@ class Member:
     zone: str
     lite: bool
     group: str
+
+
+@functools.lru_cache(maxsize=32)
+def _plain_members(n: int) -> "Members":
+    """``Members.from_count(n)``, cached (Members is immutable): a plain int member count
+    is coerced on every hot call (arrange, arrangement_report)."""
+    return Members.from_count(n)
 
 
 def _default_uuid(i: int) -> str:
@@ -134,6 +142,8 @@ class Members:
         if isinstance(members, Members):
             return members
         if isinstance(members, (int, np.integer)) and not isinstance(members, bool):
+            if cls is Members and 0 <= int(members) <= 4096:
+                return _plain_members(int(members))   # immutable: safe to share
             return cls.from_count(int(members))
         raise TypeError(f"{name} must be a Members registry or an int member count, "
                         f"got {type(members).__name__}")

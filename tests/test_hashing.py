@@ -432,6 +432,65 @@ def test_partition_ids_dtype_and_range():
         assert np.array_equal(ids, np.where(h == INT_MIN, 0, np.abs(h) % pc))
 
 
+@pytest.mark.parametrize("pc", [0, 1, 2, 3, 7, 271, 20000, 65536, 1000003, 2**31 - 1])
+def test_simd_path_equals_scalar_path(pc):
+    """The AVX2 Integer/Long kernel (when the CPU has it) gives the scalar kernel's output."""
+    rng = np.random.default_rng(pc)
+    longs = rng.integers(-(2**63), 2**63 - 1, 50_003, dtype=np.int64)
+    longs[:6] = [0, -1, 2**63 - 1, -(2**63), LONG_KEY_MIN_HASH, 271]
+    ints = rng.integers(INT_MIN, 2**31, 50_003, dtype=np.int64).astype(np.int32)
+    ints[:5] = [0, -1, 2**31 - 1, INT_MIN, INT_KEY_MIN_HASH]
+    seq = np.arange(-40_000, 40_000, dtype=np.int64)  # many exact multiples of pc
+    results = {}
+    try:
+        for simd in (False, True):
+            K.set_simd(simd)
+            outs = []
+            for keys, fn in ((longs, K.bulk_int64), (ints, K.bulk_int32), (seq, K.bulk_int64)):
+                out = np.empty(keys.shape[0], np.int32)
+                fn(keys, out, pc)
+                outs.append(out)
+            results[simd] = outs
+    finally:
+        K.set_simd(True)
+    for a, b in zip(results[False], results[True]):
+        assert np.array_equal(a, b)
+    if pc > 0:
+        assert results[True][0][4] == 0 and results[True][1][4] == 0  # hash -2**31 -> 0
+        h = hzfast.partition_hash(longs).astype(np.int64)
+        assert np.array_equal(results[True][0], np.where(h == INT_MIN, 0, np.abs(h) % pc))
+
+
+@pytest.mark.parametrize("lo, hi", [(0, 0), (0, 3), (0, 16), (6, 16), (10, 20), (0, 40),
+                                    (15, 17)])
+@pytest.mark.parametrize("offset_dtype", [np.int32, np.int64])
+def test_simd_strings_equal_scalar_path(lo, hi, offset_dtype):
+    """The AVX2 string kernel (runs of <= 16-byte strings) gives the scalar kernel's output,
+    whatever the mix of lengths, the batch size or the offset width."""
+    rng = np.random.default_rng(lo * 100 + hi)
+    for n in (0, 1, 7, 8, 9, 63, 1000, 20_003):
+        lengths = rng.integers(lo, hi + 1, n)
+        offsets = np.zeros(n + 1, dtype=offset_dtype)
+        np.cumsum(lengths, out=offsets[1:])
+        data = rng.integers(0, 256, int(offsets[-1]), dtype=np.uint8)
+        for pc in (0, 1, 271, 20000):
+            outs = []
+            try:
+                for simd in (False, True):
+                    K.set_simd(simd)
+                    out = np.empty(n, np.int32)
+                    assert K.bulk_bytes(offsets, data, out, pc, False) == -1
+                    outs.append(out)
+            finally:
+                K.set_simd(True)
+            assert np.array_equal(outs[0], outs[1]), (n, pc)
+    # a malformed item inside a run of short strings is still found
+    offsets = np.arange(0, 65 * 8, 8, dtype=offset_dtype)
+    offsets[20] = offsets[19] - 1
+    data = np.zeros(int(offsets[-1]), np.uint8)
+    assert K.bulk_bytes(offsets, data, np.empty(64, np.int32), 271, False) == 19
+
+
 def test_read_only_and_memory_mapped_inputs(tmp_path):
     keys = np.arange(-50, 50, dtype=np.int64)
     ro = keys.copy()
