@@ -48,7 +48,8 @@ def _kv_table(title: str, rows):
     t.add_column("what", style="bold")
     t.add_column("value", justify="right")
     for k, v in rows:
-        t.add_row(str(k), f"{v:,}" if isinstance(v, (int, np.integer)) else str(v))
+        plain = "stamp" in str(k) or isinstance(v, bool)
+        t.add_row(str(k), f"{v:,}" if isinstance(v, (int, np.integer)) and not plain else str(v))
     return t
 
 
