@@ -53,6 +53,9 @@ setup(
         extensions,
         compiler_directives=directives,
         annotate=os.environ.get("HZFAST_ANNOTATE", "") not in ("", "0"),
+        # Debug C sources live apart, so switching HZFAST_DEBUG on or off always
+        # compiles sources generated with the matching directives.
+        build_dir="build/cython-debug" if DEBUG else None,
         nthreads=int(os.environ.get("HZFAST_JOBS", "0") or 0),
     ),
 )

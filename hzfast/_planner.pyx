@@ -97,6 +97,16 @@ cdef extern from *:
     #endif
     }
 
+    static const unsigned char hz_pop8[256] = {
+        0,1,1,2,1,2,2,3,1,2,2,3,2,3,3,4,1,2,2,3,2,3,3,4,2,3,3,4,3,4,4,5,
+        1,2,2,3,2,3,3,4,2,3,3,4,3,4,4,5,2,3,3,4,3,4,4,5,3,4,4,5,4,5,5,6,
+        1,2,2,3,2,3,3,4,2,3,3,4,3,4,4,5,2,3,3,4,3,4,4,5,3,4,4,5,4,5,5,6,
+        2,3,3,4,3,4,4,5,3,4,4,5,4,5,5,6,3,4,4,5,4,5,5,6,4,5,5,6,5,6,6,7,
+        1,2,2,3,2,3,3,4,2,3,3,4,3,4,4,5,2,3,3,4,3,4,4,5,3,4,4,5,4,5,5,6,
+        2,3,3,4,3,4,4,5,3,4,4,5,4,5,5,6,3,4,4,5,4,5,5,6,4,5,5,6,5,6,6,7,
+        2,3,3,4,3,4,4,5,3,4,4,5,4,5,5,6,3,4,4,5,4,5,5,6,4,5,5,6,5,6,6,7,
+        3,4,4,5,4,5,5,6,4,5,5,6,5,6,6,7,4,5,5,6,5,6,6,7,5,6,6,7,6,7,7,8};
+
     /* Position of member v (>= 0) in the working row, or -1. */
     static inline int hz_index8(const int32_t* w, int32_t v) {
     #if defined(__SSE2__) && defined(__GNUC__)
@@ -123,9 +133,9 @@ cdef extern from *:
         unsigned eq = (unsigned)(_mm_movemask_ps(_mm_castsi128_ps(e0)) | (_mm_movemask_ps(_mm_castsi128_ps(e1)) << 4));
         unsigned full = (unsigned)(_mm_movemask_ps(_mm_castsi128_ps(f0)) | (_mm_movemask_ps(_mm_castsi128_ps(f1)) << 4));
         unsigned d = (~eq) & 0xFFu;
-        *n = __builtin_popcount(d);
+        *n = hz_pop8[d];
         *last = d ? 31 - __builtin_clz(d) : 0;
-        *both = __builtin_popcount(d & full);
+        *both = hz_pop8[d & full];
     #else
         int nn = 0, l = 0, bb = 0;
         for (int i = 0; i < 8; i++) {
@@ -414,11 +424,38 @@ cdef int plan_row(const int32_t* cur, const int32_t* t, int R, Decisions* d) noe
 
 
 cdef inline bint is_instant(int32_t src, int32_t dst, int32_t dci, int32_t dni) noexcept nogil:
-    return dst < 0 or (src < 0 and dci < 0 and dni == 0)
+    """REMOVE or lost-owner assignment (applied at once, never queued). Cannot fail."""
+    return (dst < 0) | ((src < 0) & (dci < 0) & (dni == 0))
 
 
 cdef inline int8_t kind_of(int32_t src, int32_t sni, int32_t dst, int32_t dci,
                            int32_t dni) noexcept nogil:
+    """MigrationKind of a decision (DESIGN section 5), branch-free via a 32-entry table
+    indexed by which fields are -1 (and whether dni == 0). Cannot fail."""
+    cdef int key = ((dst < 0) << 4) | ((src < 0) << 3) | ((dci < 0) << 2) | ((sni < 0) << 1) \
+        | (dni == 0)
+    return KIND_TABLE[key]
+
+
+cdef int8_t KIND_TABLE[32]
+
+
+cdef void init_kind_table() noexcept:
+    """Fill KIND_TABLE once at import. Cannot fail."""
+    cdef int key
+    cdef int32_t src, sni, dst, dci, dni
+    for key in range(32):
+        dst = -1 if key & 16 else 1
+        src = -1 if key & 8 else 1
+        dci = -1 if key & 4 else 1
+        sni = -1 if key & 2 else 1
+        dni = 0 if key & 1 else 1
+        KIND_TABLE[key] = kind_of_slow(src, sni, dst, dci, dni)
+
+
+cdef int8_t kind_of_slow(int32_t src, int32_t sni, int32_t dst, int32_t dci,
+                         int32_t dni) noexcept nogil:
+    """The kind rules spelled out (used to build KIND_TABLE). Cannot fail."""
     if dst < 0:
         return K_REMOVE
     if src < 0:
@@ -428,6 +465,9 @@ cdef inline int8_t kind_of(int32_t src, int32_t sni, int32_t dst, int32_t dci,
     if dci < 0:
         return K_MOVE if sni < 0 else K_SHIFT_DOWN
     return K_SHIFT_UP_SOURCE_DROPPED if sni < 0 else K_SHIFT_UP_SHIFT_DOWN
+
+
+init_kind_table()
 
 
 cdef void prioritize_order(intp_t* order, intp_t n, const int32_t* src, const int32_t* sci,
@@ -579,21 +619,30 @@ cdef void fix_cycles_c(const int32_t[:, ::1] cur, int32_t[:, ::1] tgt) noexcept 
                 tgt[p, i] = tw[i]
 
 
-cdef inline void put(intp_t n, intp_t p, int32_t src, int32_t sci, int32_t sni,
-                     int32_t dst, int32_t dci, int32_t dni,
-                     int32_t[::1] o_pid, int32_t[::1] o_src, int32_t[::1] o_sci,
-                     int32_t[::1] o_sni, int32_t[::1] o_dst, int32_t[::1] o_dci,
-                     int32_t[::1] o_dni, int8_t[::1] o_kind, uint8_t[::1] o_inst) noexcept nogil:
+cdef struct Out:
+    int32_t* pid
+    int32_t* src
+    int32_t* sci
+    int32_t* sni
+    int32_t* dst
+    int32_t* dci
+    int32_t* dni
+    int8_t* kind
+    uint8_t* inst
+
+
+cdef inline void put(Out* o, intp_t n, intp_t p, int32_t src, int32_t sci, int32_t sni,
+                     int32_t dst, int32_t dci, int32_t dni) noexcept nogil:
     """Write one decision at row ``n`` of the output columns. Cannot fail."""
-    o_pid[n] = <int32_t>p
-    o_src[n] = src
-    o_sci[n] = sci
-    o_sni[n] = sni
-    o_dst[n] = dst
-    o_dci[n] = dci
-    o_dni[n] = dni
-    o_kind[n] = kind_of(src, sni, dst, dci, dni)
-    o_inst[n] = is_instant(src, dst, dci, dni)
+    o.pid[n] = <int32_t>p
+    o.src[n] = src
+    o.sci[n] = sci
+    o.sni[n] = sni
+    o.dst[n] = dst
+    o.dci[n] = dci
+    o.dni[n] = dni
+    o.kind[n] = kind_of(src, sni, dst, dci, dni)
+    o.inst[n] = is_instant(src, dst, dci, dni)
 
 
 cdef intp_t plan_c(const int32_t[:, ::1] cur, const int32_t[:, ::1] tgt, int32_t[:, ::1] fixed,
@@ -620,8 +669,12 @@ cdef intp_t plan_c(const int32_t[:, ::1] cur, const int32_t[:, ::1] tgt, int32_t
     cdef const int32_t* pc
     cdef const int32_t* pt
     cdef RowLoader L
-    if P == 0:
+    cdef Out o
+    if P == 0 or capacity == 0:
         return 0
+    o.pid = &o_pid[0]; o.src = &o_src[0]; o.sci = &o_sci[0]; o.sni = &o_sni[0]
+    o.dst = &o_dst[0]; o.dci = &o_dci[0]; o.dni = &o_dni[0]
+    o.kind = &o_kind[0]; o.inst = &o_inst[0]
     loader_init(&L, P, R)
     pc = &cur[0, 0]
     pt = &tgt[0, 0]
@@ -650,14 +703,11 @@ cdef intp_t plan_c(const int32_t[:, ::1] cur, const int32_t[:, ::1] tgt, int32_t
             s = cw[last]
             t = tw[last]
             if t < 0:
-                put(n, p, s, last, -1, -1, -1, -1,
-                    o_pid, o_src, o_sci, o_sni, o_dst, o_dci, o_dni, o_kind, o_inst)
+                put(&o, n, p, s, last, -1, -1, -1, -1)
             elif s < 0:
-                put(n, p, -1, -1, -1, t, -1, last,
-                    o_pid, o_src, o_sci, o_sni, o_dst, o_dci, o_dni, o_kind, o_inst)
+                put(&o, n, p, -1, -1, -1, t, -1, last)
             else:
-                put(n, p, s, last, -1, t, -1, last,
-                    o_pid, o_src, o_sci, o_sni, o_dst, o_dci, o_dni, o_kind, o_inst)
+                put(&o, n, p, s, last, -1, t, -1, last)
             n += 1
             continue
         if both >= 2 and fix_row(cw, tw, R):   # a cycle needs two such slots
@@ -690,8 +740,7 @@ cdef intp_t plan_c(const int32_t[:, ::1] cur, const int32_t[:, ::1] tgt, int32_t
                 order[m] = m
         for q in range(d.n):
             m = order[q]
-            put(n, p, d.src[m], d.sci[m], d.sni[m], d.dst[m], d.dci[m], d.dni[m],
-                o_pid, o_src, o_sci, o_sni, o_dst, o_dci, o_dni, o_kind, o_inst)
+            put(&o, n, p, d.src[m], d.sci[m], d.sni[m], d.dst[m], d.dci[m], d.dni[m])
             n += 1
     return n
 

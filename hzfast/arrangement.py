@@ -149,7 +149,7 @@ def repair(table_or_replicas, alive, versions=None):
 
 
 # ----------------------------------------------------------------------------- groups
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class _Prepared:
     cur: np.ndarray          # (P, W) int32, padded with -1
     gid: np.ndarray          # (M,) int32 group id per member, -1 for lite members
@@ -372,7 +372,7 @@ def _jsonable(v):
     return v
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ArrangementReport:
     """What a target changes, measured against a proven lower bound (see
     :func:`arrangement_report`). ``to_dict()`` gives a JSON-ready dict."""

@@ -12,7 +12,6 @@ Thin, validating layer over the ``hzfast._hashing`` kernels:
 """
 from __future__ import annotations
 
-import operator
 import struct
 
 import numpy as np

@@ -4,7 +4,6 @@ import json
 import numpy as np
 import pytest
 
-import hzfast
 from hzfast import Members, PartitionTable
 from hzfast import _arrange
 from hzfast import arrangement as A
