@@ -9,7 +9,8 @@ between the rows of one group is the key -> partition step:
 * ``identity_arrow_udf``    - an arrow_udf returning its input: the JVM<->Python transfer ceiling
 * ``spark_pmod_hash``       - Spark's built-in ``pmod(hash(k), 271)`` (JVM, NOT Hazelcast's rule)
 * ``python_udf_mmh3``       - a plain ``@udf`` computing Hazelcast's partition with mmh3, on
-                              ``rows // 10`` rows (compare rows/s: ``extra_info["rows"]``)
+                              ``rows // 10`` rows (compare rows/s: ``extra_info["rows"]``),
+                              Arrow-batched (pyspark 4.3 default) and pickled (useArrow=False)
 
 Row count: ``HZFAST_BENCH_ROWS`` (default 10,000,000; under ``--benchmark-disable``, as in CI,
 the default is 200,000 so the file stays fast). Batch size group: ``arrow-batch-size``
@@ -70,7 +71,8 @@ def _run(benchmark, df, n):
 
 
 def _identity(df):
-    """An arrow_udf (iterator form) that returns its input unchanged."""
+    """An arrow_udf (iterator form) returning its input, added as a column like with_placement
+    adds its columns (the input row is kept in both cases)."""
     from typing import Iterator
 
     from pyspark.sql.functions import arrow_udf
@@ -78,7 +80,7 @@ def _identity(df):
     def identity(batches: Iterator[pa.Array]) -> Iterator[pa.Array]:
         for batch in batches:
             yield batch
-    return df.select(arrow_udf(identity, df.schema["k"].dataType)("k").alias("x"))
+    return df.withColumn("x", arrow_udf(identity, df.schema["k"].dataType)("k"))
 
 
 _SEED = 0x01000193
@@ -148,13 +150,15 @@ def test_spark_pmod_hash(benchmark, spark, rows, kind, label):
     _run(benchmark, df, rows)
 
 
+@pytest.mark.parametrize("arrow", [True, False], ids=["arrow-batched", "pickled"])
 @pytest.mark.parametrize("kind,label", KINDS)
-def test_python_udf_mmh3(benchmark, spark, rows, kind, label):
+def test_python_udf_mmh3(benchmark, spark, rows, kind, label, arrow):
+    """Plain @udf with mmh3: pyspark 4.3's default (Arrow-batched) and useArrow=False."""
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
     benchmark.group = f"spark-{label}"
     n = max(rows // 10, 1000)
-    fn = F.udf(_hz_partition_py(kind), T.IntegerType())
+    fn = F.udf(_hz_partition_py(kind), T.IntegerType(), useArrow=arrow)
     df = _keys(spark, kind, n).withColumn("partition_id", fn("k"))
     _check_placement(df, kind)                      # the baseline is Hazelcast-exact too
     _run(benchmark, df, n)

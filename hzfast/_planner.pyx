@@ -354,22 +354,22 @@ cdef int plan_chain(int32_t* s, const int32_t* t, int R, int c, Decisions* d) no
     return -1
 
 
-cdef int plan_row(const int32_t* cur, const int32_t* t, int R, Decisions* d) noexcept nogil:
+cdef int plan_row(const int32_t* cur, const int32_t* t, int R, int first,
+                  Decisions* d) noexcept nogil:
     """Hazelcast ``MigrationPlanner.planMigrations`` on one row whose target ``t`` is
-    already cycle-fixed (both 8-slot working rows padded with -1). Decisions go to ``d`` in emission order. Returns 0, or -1 if an
+    already cycle-fixed (both 8-slot working rows padded with -1). ``first``: the first
+    slot where they differ (the planner only walks past equal slots before it). Decisions go to ``d`` in emission order. Returns 0, or -1 if an
     invariant is broken (cannot happen on validated input; status, no exception)."""
     cdef int32_t s[DEC_CAP]
-    cdef int i, j, k, guard
+    cdef int i, j, k
     cdef int32_t ti, si
     for i in range(DEC_CAP):
         s[i] = cur[i]
     d.n = 0
-    i = 0
-    guard = 0
+    i = first
+    # Termination: every pass either advances i or emits a decision, and emit() fails
+    # (-> return -1) beyond DEC_CAP decisions, so the loop is bounded without a counter.
     while i < R:
-        guard += 1
-        if guard > 4 * R + 4:
-            return -1
         ti = t[i]
         si = s[i]
         if ti < 0:
@@ -660,7 +660,7 @@ cdef intp_t plan_c(const int32_t[:, ::1] cur, const int32_t[:, ::1] tgt, int32_t
     gives -1 with ``*status = INTERNAL``. Never raises.
     """
     cdef intp_t p, P = cur.shape[0], n = 0, q, m, nq
-    cdef int R = <int>cur.shape[1], i, nm, last, both, c = 0
+    cdef int R = <int>cur.shape[1], i, nm, last, both, c = 0, first
     cdef Decisions d
     cdef intp_t order[DEC_CAP]
     cdef int32_t cw[DEC_CAP]
@@ -713,7 +713,10 @@ cdef intp_t plan_c(const int32_t[:, ::1] cur, const int32_t[:, ::1] tgt, int32_t
         if both >= 2 and fix_row(cw, tw, R):   # a cycle needs two such slots
             for i in range(R):
                 fixed[p, i] = tw[i]
-        if plan_row(cw, tw, R, &d) < 0:
+        first = 0
+        while first < R and cw[first] == tw[first]:
+            first += 1
+        if plan_row(cw, tw, R, first, &d) < 0:
             status[0] = S_INTERNAL; bad_row[0] = p
             return -1
         # order: identity, or instant first then the prioritized queue
@@ -886,17 +889,19 @@ def plan(const int32_t[:, ::1] current, const int32_t[:, ::1] target, bint prior
     """
     cdef intp_t P = current.shape[0], R = current.shape[1], n, which = -1, row = -1, col = -1
     cdef int status = S_OK
-    cdef intp_t capacity = P * R            # decisions <= differing slots <= P * R
+    cdef intp_t capacity
     fixed = np.array(target, dtype=np.int32, copy=True, order="C")
-    cols = [np.empty(capacity, dtype=np.int32) for _ in range(7)]
+    # decisions <= slots that differ (module docstring); counting them first keeps the
+    # outputs small (fewer fresh pages to fault in than a P * R bound would touch)
+    capacity = np.count_nonzero(np.not_equal(current, target))
+    block = np.empty((7, capacity), dtype=np.int32)   # one allocation, 7 contiguous rows
+    cols = [block[i] for i in range(7)]
     cols.append(np.empty(capacity, dtype=np.int8))
     cols.append(np.empty(capacity, dtype=np.bool_))
     n = plan_into(current, target, prioritized, fixed, cols, &status, &which, &row, &col)
     if n < 0:
         return status, which, row, col, None, None
-    for arr in cols:            # untouched pages were never faulted in; give them back
-        arr.resize(n, refcheck=False)
-    return S_OK, -1, -1, -1, fixed, cols
+    return S_OK, -1, -1, -1, fixed, [c[:n] for c in cols]
 
 
 def prioritize_columns(const int32_t[::1] pid, const int32_t[::1] src,
