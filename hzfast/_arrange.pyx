@@ -223,35 +223,40 @@ cdef void mark_row(Work* w, const int32_t* crow, const int32_t* trow) noexcept n
             w.cpos[c] = <int32_t>i
 
 
-cdef int32_t fast_member(Work* w, const int32_t* crow, const int32_t* trow,
-                         const int32_t* mcap, int32_t g, intp_t p, intp_t r,
-                         int* is_move, uint32_t s) noexcept nogil:
-    """best_member(need_cap=True) for a row marked by mark_row, whose target row does not
-    hold group g: same result, O(1) per member unless the member would move.
-    ``s = mix(p, r, 0)``; the tie-break is computed only on a tie."""
-    cdef intp_t a
-    cdef int32_t m, best = -1
+cdef inline int32_t fast_member(const int32_t* crow, const int32_t* trow, intp_t W,
+                                const int32_t* gstart, const int32_t* gmem,
+                                const int64_t* cmark, const int32_t* cpos, int64_t stamp,
+                                const int32_t* mcap, int32_t g, intp_t r, int* is_move,
+                                intp_t sM, intp_t M) noexcept nogil:
+    """best_member(need_cap=True) for a row marked by mark_row (stamp ``stamp``), whose
+    target row does not hold group g: same result, O(1) per member unless the member
+    would move. ``sM = start_of(mix(p, r, 0), M)``; the tie-break position
+    ``rot(m, s, M)`` is computed only when needed."""
+    cdef intp_t a, a1 = gstart[g + 1]
+    cdef int32_t m, best = -1, cm
     cdef int mv, best_mv = 0
-    cdef int64_t best_cap = 0
-    cdef uint32_t h, best_h = 0
-    for a in range(w.gstart[g], w.gstart[g + 1]):
-        m = w.gmem[a]
-        if mcap[m] <= 0:
+    cdef int32_t best_cap = 0
+    cdef intp_t h, best_h = 0
+    for a in range(gstart[g], a1):
+        m = gmem[a]
+        cm = mcap[m]
+        if cm <= 0:
             continue
         mv = 0
-        if w.cmark[m] == w.stamp and w.cpos[m] != r:
-            if creates_cycle(crow, trow, w.W, w.cpos[m], r):
+        if cmark[m] == stamp and cpos[m] != r:
+            if creates_cycle(crow, trow, W, cpos[m], r):
                 continue
             mv = 1
         if best < 0:
-            best = m; best_mv = mv; best_cap = mcap[m]; best_h = rot(m, s, w.M)
+            best = m; best_mv = mv; best_cap = cm
+            best_h = m - sM if m >= sM else m - sM + M
             continue
-        if mcap[m] < best_cap or (mcap[m] == best_cap and mv > best_mv):
+        if cm < best_cap or (cm == best_cap and mv > best_mv):
             continue
-        if mcap[m] > best_cap or mv < best_mv:
-            best = m; best_mv = mv; best_cap = mcap[m]; best_h = rot(m, s, w.M)
+        h = m - sM if m >= sM else m - sM + M
+        if cm > best_cap or mv < best_mv:
+            best = m; best_mv = mv; best_cap = cm; best_h = h
             continue
-        h = rot(m, s, w.M)
         if h < best_h:
             best = m; best_h = h
     is_move[0] = best_mv
@@ -278,17 +283,11 @@ cdef void mark_row_groups(Work* w, const int32_t* trow) noexcept nogil:
             w.gmark[w.gid[trow[i]]] = w.stamp
 
 
-cdef bint augment(Work* w, intp_t p, intp_t r, bint kept_ok) noexcept nogil:
-    """Stuck slot (p, r): breadth-first augmenting path over rows at index r (see the
-    reference ``_augment``). Returns True when the slot was filled."""
-    cdef intp_t W = w.W, G = w.G, P = w.P, q, g, x, y, head = 0, tail = 0, a, i
-    cdef int32_t* mcap = w.mcap + r * w.M
-    cdef int32_t* gcap = w.gcap + r * G
-    cdef int32_t* xrow
-    cdef int32_t m, old, mg, incoming, out
-    cdef int mv
-    cdef int64_t bstamp, gst
-    # rows holding each group at r (CSR, ascending rows)
+cdef void build_rows_by_group(Work* w, intp_t p, intp_t r, bint kept_ok) noexcept nogil:
+    """CSR (bg_start, bg_rows) of the rows q != p holding each group at index r (ascending
+    rows; with ``kept_ok`` False only rows whose slot r was not kept)."""
+    cdef intp_t W = w.W, G = w.G, P = w.P, q, g
+    cdef int32_t m
     for g in range(G + 1):
         w.bg_start[g] = 0
     for q in range(P):
@@ -304,46 +303,116 @@ cdef bint augment(Work* w, intp_t p, intp_t r, bint kept_ok) noexcept nogil:
         if q != p and m >= 0 and (kept_ok or not w.keep[q * W + r]):
             w.bg_rows[w.bg_fill[w.gid[m]]] = <int32_t>q
             w.bg_fill[w.gid[m]] += 1
+
+
+cdef int32_t row_success(Work* w, intp_t x, intp_t r, int32_t* g_out) noexcept nogil:
+    """The member that could take slot r of row x if x's slot r were empty (first group
+    in ascending order with capacity and a fitting member), or -1. Pure: the row is
+    restored before returning."""
+    cdef intp_t W = w.W, g
+    cdef int32_t* xrow = w.tgt + x * W
+    cdef int32_t* mcap = w.mcap + r * w.M
+    cdef int32_t* gcap = w.gcap + r * w.G
+    cdef int32_t old = xrow[r], mg
+    cdef int mv
+    xrow[r] = -1
+    for g in range(w.G):
+        if gcap[g] <= 0:
+            continue
+        mg = best_member(w.cur + x * W, xrow, W, w.gid, w.gstart, w.gmem, mcap,
+                         <int32_t>g, x, r, True, &mv, w.M)
+        if mg >= 0:
+            xrow[r] = old
+            g_out[0] = <int32_t>g
+            return mg
+    xrow[r] = old
+    return -1
+
+
+cdef void apply_path(Work* w, intp_t x, intp_t r, int32_t mg, int32_t g) noexcept nogil:
+    """Row x takes member mg at index r; every row on the parent chain shifts its
+    member at r to its parent."""
+    cdef intp_t W = w.W, y
+    cdef int32_t incoming, out
+    w.mcap[r * w.M + mg] -= 1
+    dec_gcap(w, w.gcap + r * w.G, g)
+    y = x
+    incoming = mg
+    while y != -1:
+        out = w.tgt[y * W + r]
+        w.tgt[y * W + r] = incoming
+        w.keep[y * W + r] = 0
+        incoming = out
+        y = w.parent[y]
+
+
+cdef bint augment(Work* w, intp_t p, intp_t r, bint kept_ok) noexcept nogil:
+    """Stuck slot (p, r): breadth-first augmenting path over rows at index r (see the
+    reference ``_augment``). Returns True when the slot was filled.
+
+    Same result as the reference's BFS, which tests each row for success when it is
+    dequeued: the test depends only on state the search does not change, so each row is
+    tested when it is enqueued instead (same order, so the same first success and the
+    same parent chain) and the search stops there. The rows-by-group lists are built
+    only when the first group explored from p does not already give a success (the
+    rows of that group are found by a direct ascending scan)."""
+    cdef intp_t W = w.W, G = w.G, P = w.P, q, g, x, head = 0, tail = 0, a, i
+    cdef int32_t* xrow
+    cdef int32_t old, mg, sg = 0
+    cdef int64_t bstamp, gst
+    cdef bint built = False, first_group
     w.stamp += 1
     bstamp = w.stamp                 # rows seen (rmark) and groups explored (gvis)
     w.rmark[p] = bstamp
     w.parent[p] = -1
+    mg = row_success(w, p, r, &sg)
+    if mg >= 0:
+        apply_path(w, p, r, mg, sg)
+        return True
     w.queue[tail] = <int32_t>p
     tail += 1
     while head < tail:
         x = w.queue[head]
         head += 1
+        if not built and x != p:
+            build_rows_by_group(w, p, r, kept_ok)
+            built = True
         xrow = w.tgt + x * W
         old = xrow[r]
         xrow[r] = -1
-        for g in range(G):
-            if gcap[g] <= 0:
-                continue
-            mg = best_member(w.cur + x * W, xrow, W, w.gid, w.gstart, w.gmem, mcap,
-                             <int32_t>g, x, r, True, &mv, w.M)
-            if mg < 0:
-                continue
-            xrow[r] = old
-            mcap[mg] -= 1
-            dec_gcap(w, gcap, g)
-            y = x
-            incoming = mg
-            while y != -1:
-                out = w.tgt[y * W + r]
-                w.tgt[y * W + r] = incoming
-                w.keep[y * W + r] = 0
-                incoming = out
-                y = w.parent[y]
-            return True
         w.stamp += 1
         gst = w.stamp
         for i in range(W):
             if xrow[i] >= 0:
                 w.gmark[w.gid[xrow[i]]] = gst
+        first_group = True
         for g in range(G):
             if w.gvis[g] == bstamp or w.gmark[g] == gst:
                 continue
             w.gvis[g] = bstamp
+            if first_group and not built:
+                # x == p (its slot r is empty in the table too): scan the rows directly
+                first_group = False
+                for q in range(P):
+                    mg = w.tgt[q * W + r]
+                    if q == p or mg < 0 or w.gid[mg] != g or not (kept_ok or not w.keep[q * W + r]):
+                        continue
+                    if w.rmark[q] == bstamp:
+                        continue
+                    if placeable(w.cur + x * W, xrow, W, w.gid, mg, r):
+                        w.rmark[q] = bstamp
+                        w.parent[q] = <int32_t>x
+                        w.queue[tail] = <int32_t>q
+                        tail += 1
+                        mg = row_success(w, q, r, &sg)
+                        if mg >= 0:
+                            xrow[r] = old
+                            apply_path(w, q, r, mg, sg)
+                            return True
+                continue
+            if not built:
+                build_rows_by_group(w, p, r, kept_ok)   # x == p: its slot r is -1 anyway
+                built = True
             for a in range(w.bg_start[g], w.bg_start[g + 1]):
                 q = w.bg_rows[a]
                 if w.rmark[q] == bstamp:
@@ -353,6 +422,11 @@ cdef bint augment(Work* w, intp_t p, intp_t r, bint kept_ok) noexcept nogil:
                     w.parent[q] = <int32_t>x
                     w.queue[tail] = <int32_t>q
                     tail += 1
+                    mg = row_success(w, q, r, &sg)
+                    if mg >= 0:
+                        xrow[r] = old
+                        apply_path(w, q, r, mg, sg)
+                        return True
         xrow[r] = old
     return False
 
@@ -370,27 +444,38 @@ cdef void arrange_c(Work* w) noexcept nogil:
     cdef int32_t* trow
     cdef int32_t* mcap
     cdef int32_t* gcap
-    # 1. keepable slots and holes per row
-    for p in range(P):
-        w.holes[p] = 0
-        w.stamp += 1
-        for r in range(W):
-            w.keep[p * W + r] = 0
-        for r in range(R_fill):
-            m = w.cur[p * W + r]
-            if m >= 0 and w.gid[m] >= 0 and w.gmark[w.gid[m]] != w.stamp:
-                w.gmark[w.gid[m]] = w.stamp
-                w.keep[p * W + r] = 1
-            else:
-                w.holes[p] += 1
-    # 2. free the excess over member quotas: first in rows where the member can move to
-    #    a hole at an index where it lacks slots, then in rows with the fewest holes
+    cdef int64_t* gmark = w.gmark
+    cdef int64_t* cmark = w.cmark
+    cdef int32_t* cpos = w.cpos
+    cdef const int32_t* gid = w.gid
+    cdef const int32_t* gstart = w.gstart
+    cdef const int32_t* gmem = w.gmem
+    cdef int64_t st
+    cdef intp_t nh, sM
+    cdef int32_t gc
+    # 1. keepable slots and holes per row (keep is zeroed by the caller); lack = quota
+    #    minus kept slots per member and index
     for k in range(R_fill * M):
         w.lack[k] = w.mcap[k]
+    st = w.stamp
     for p in range(P):
+        st += 1
+        nh = 0
+        crow = w.cur + p * W
         for r in range(R_fill):
-            if w.keep[p * W + r]:
-                w.lack[r * M + w.cur[p * W + r]] -= 1
+            m = crow[r]
+            if m >= 0:
+                g = gid[m]
+                if g >= 0 and gmark[g] != st:
+                    gmark[g] = st
+                    w.keep[p * W + r] = 1
+                    w.lack[r * M + m] -= 1
+                    continue
+            nh += 1
+        w.holes[p] = <int32_t>nh
+    w.stamp = st
+    # 2. free the excess over member quotas: first in rows where the member can move to
+    #    a hole at an index where it lacks slots, then in rows with the fewest holes
     for r in range(R_fill):
         left = 0
         for m in range(M):
@@ -432,15 +517,16 @@ cdef void arrange_c(Work* w) noexcept nogil:
                         left -= 1
                         w.keep[p * W + r] = 0
                         w.holes[p] += 1
-    # 3. kept slots and capacities
+    # 3. kept slots and capacities (only indices < R_fill can be kept)
     for p in range(P):
         for r in range(W):
-            if w.keep[p * W + r]:
-                m = w.cur[p * W + r]
-                w.tgt[p * W + r] = m
+            k = p * W + r
+            if w.keep[k]:
+                m = w.cur[k]
+                w.tgt[k] = m
                 w.mcap[r * M + m] -= 1
             else:
-                w.tgt[p * W + r] = -1
+                w.tgt[k] = -1
     for r in range(R_fill):
         for g in range(G):
             left = 0
@@ -463,27 +549,47 @@ cdef void arrange_c(Work* w) noexcept nogil:
             if trow[r] != -1:
                 continue
             crow = w.cur + p * W
-            mark_row(w, crow, trow)
+            # mark_row, inlined: the target row's groups, the current row's members
+            st = w.stamp + 1
+            w.stamp = st
+            for i in range(W):
+                m = trow[i]
+                if m >= 0:
+                    gmark[gid[m]] = st
+                m = crow[i]
+                if m >= 0:
+                    cmark[m] = st
+                    cpos[m] = <int32_t>i
             best = -1
             best_mv = 0; best_cap = 0
             maxcap = w.maxcap          # max(0, max_g gcap[g]), kept by dec_gcap
             s = mix(p, r, 0)
             g = start_of(s, G)
+            sM = start_of(s, M)
             # groups in tie-break order; key (-gcap, move); first best wins ties
             for i in range(G):
                 if i:
                     g += 1
                     if g == G:
                         g = 0
-                if gcap[g] <= 0 or w.gmark[g] == w.stamp:
+                gc = gcap[g]
+                if gc <= 0 or gmark[g] == st:
                     continue
-                if best >= 0 and (gcap[g] < best_cap or (gcap[g] == best_cap and best_mv == 0)):
+                if best >= 0 and (gc < best_cap or (gc == best_cap and best_mv == 0)):
                     continue                      # cannot beat the best key
-                cand = fast_member(w, crow, trow, mcap, <int32_t>g, p, r, &mv, s)
-                if cand < 0:
-                    continue
-                if best < 0 or gcap[g] > best_cap or mv < best_mv:
-                    best = cand; best_mv = mv; best_cap = gcap[g]
+                if gstart[g + 1] - gstart[g] == 1 and cmark[gmem[gstart[g]]] != st:
+                    # one member, not in the current row: no move, no cycle
+                    cand = gmem[gstart[g]]
+                    if mcap[cand] <= 0:
+                        continue
+                    mv = 0
+                else:
+                    cand = fast_member(crow, trow, W, gstart, gmem, cmark, cpos, st, mcap,
+                                       <int32_t>g, r, &mv, sM, M)
+                    if cand < 0:
+                        continue
+                if best < 0 or gc > best_cap or mv < best_mv:
+                    best = cand; best_mv = mv; best_cap = gc
                     if mv == 0 and best_cap == maxcap:
                         break                     # nothing later can beat it
             if best < 0:

@@ -58,3 +58,17 @@ def diff(
     target: NDArray[np.int32],  # const int32_t[:, ::1]
     member_count: int,  # intp_t
 ) -> tuple[NDArray[np.bool_], NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], int]: ...
+def schedule(
+    rows: NDArray[np.int32],  # int32_t[:, ::1] (a private copy; modified)
+    pid: NDArray[np.int32],  # const int32_t[::1]
+    src: NDArray[np.int32],  # const int32_t[::1]
+    sci: NDArray[np.int32],  # const int32_t[::1]
+    sni: NDArray[np.int32],  # const int32_t[::1]
+    dst: NDArray[np.int32],  # const int32_t[::1]
+    dci: NDArray[np.int32],  # const int32_t[::1]
+    dni: NDArray[np.int32],  # const int32_t[::1]
+    inst: NDArray[np.uint8],  # const uint8_t[::1]
+    limit: int,  # int32_t
+    member_count: int,  # intp_t
+    from_final: bool,  # bint
+) -> tuple[int, NDArray[np.int32]]: ...  # (rounds, start round per decision)

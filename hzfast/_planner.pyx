@@ -82,6 +82,32 @@ cdef extern from *:
     #endif
     }
 
+    /* Target row check that relies on the current row being valid: only the slots where
+       t differs from c can hold a value < -1 or a member that t holds twice (a duplicate
+       between two equal slots would be one in c too). Nonzero = look closer. */
+    static inline int hz_target_bad8(const int32_t* c, const int32_t* t) {
+    #if defined(__SSE2__) && defined(__GNUC__)
+        __m128i t0 = _mm_loadu_si128((const __m128i*)t), t1 = _mm_loadu_si128((const __m128i*)(t + 4));
+        unsigned eq = (unsigned)(_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(_mm_loadu_si128((const __m128i*)c), t0)))
+                    | (_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(_mm_loadu_si128((const __m128i*)(c + 4)), t1))) << 4));
+        unsigned d = (~eq) & 0xFFu;
+        while (d) {
+            int i = __builtin_ctz(d);
+            int32_t v = t[i];
+            d &= d - 1;
+            if (v < 0) { if (v < -1) return 1; continue; }
+            __m128i x = _mm_set1_epi32(v);
+            unsigned m = (unsigned)(_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(t0, x)))
+                       | (_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(t1, x))) << 4));
+            if (m & (m - 1)) return 1;
+        }
+        return 0;
+    #else
+        (void)c;
+        return hz_bad8(t);
+    #endif
+    }
+
     /* Nonzero when two working rows differ. */
     static inline int hz_differ8(const int32_t* a, const int32_t* b) {
     #if defined(__SSE2__)
@@ -149,6 +175,7 @@ cdef extern from *:
     void hz_diffinfo8(const int32_t* a, const int32_t* b, int* n, int* last, int* both) noexcept nogil
     void hz_load8(const int32_t* src, int R, int wide, int32_t* dst) noexcept nogil
     int hz_bad8(const int32_t* w) noexcept nogil
+    int hz_target_bad8(const int32_t* c, const int32_t* t) noexcept nogil
     int hz_differ8(const int32_t* a, const int32_t* b) noexcept nogil
 
 # ----------------------------------------------------------------- constants
@@ -295,14 +322,18 @@ cdef struct Decisions:
     int32_t dst[DEC_CAP]
     int32_t dci[DEC_CAP]
     int32_t dni[DEC_CAP]
+    int8_t kind[DEC_CAP]
 
 
 cdef inline int emit(Decisions* d, int32_t src, int32_t sci, int32_t sni,
-                     int32_t dst, int32_t dci, int32_t dni) noexcept nogil:
-    """Append one decision; returns -1 when the buffer is full (never on valid input)."""
+                     int32_t dst, int32_t dci, int32_t dni, int8_t kind) noexcept nogil:
+    """Append one decision (its kind is known at each call site and equals
+    ``kind_of`` of the fields; the tests check it); returns -1 when the buffer is full
+    (never on valid input)."""
     cdef int n = d.n
     if n >= DEC_CAP:
         return -1
+    d.kind[n] = kind
     d.src[n] = src
     d.sci[n] = sci
     d.sni[n] = sni
@@ -325,28 +356,28 @@ cdef int plan_chain(int32_t* s, const int32_t* t, int R, int c, Decisions* d) no
         if t[j] < 0:
             x = s[c]
             if x < 0:
-                if emit(d, -1, -1, -1, s[j], j, c) < 0:
+                if emit(d, -1, -1, -1, s[j], j, c, K_SHIFT_UP) < 0:
                     return -1
                 s[c] = s[j]
             else:
                 k = index_of(t, R, x)
                 if k < 0:
-                    if emit(d, x, c, -1, s[j], j, c) < 0:
+                    if emit(d, x, c, -1, s[j], j, c, K_SHIFT_UP_SOURCE_DROPPED) < 0:
                         return -1
                     s[c] = s[j]
                 elif s[k] < 0:
-                    if emit(d, x, c, k, s[j], j, c) < 0:
+                    if emit(d, x, c, k, s[j], j, c, K_SHIFT_UP_SHIFT_DOWN) < 0:
                         return -1
                     s[k] = x
                     s[c] = s[j]
                 else:
-                    if emit(d, x, c, -1, s[j], j, c) < 0:
+                    if emit(d, x, c, -1, s[j], j, c, K_SHIFT_UP_SOURCE_DROPPED) < 0:
                         return -1
                     s[c] = s[j]
             s[j] = -1
             return 0
         if index_of(s, R, t[j]) < 0:
-            if emit(d, s[j], j, -1, t[j], -1, j) < 0:
+            if emit(d, s[j], j, -1, t[j], -1, j, K_MOVE) < 0:
                 return -1
             s[j] = t[j]
             return 0
@@ -374,7 +405,7 @@ cdef int plan_row(const int32_t* cur, const int32_t* t, int R, int first,
         si = s[i]
         if ti < 0:
             if si >= 0:
-                if emit(d, si, i, -1, -1, -1, -1) < 0:
+                if emit(d, si, i, -1, -1, -1, -1, K_REMOVE) < 0:
                     return -1
                 s[i] = -1
             i += 1
@@ -382,13 +413,14 @@ cdef int plan_row(const int32_t* cur, const int32_t* t, int R, int first,
         if si < 0:
             j = index_of(s, R, ti)
             if j < 0:
-                if emit(d, -1, -1, -1, ti, -1, i) < 0:
+                if emit(d, -1, -1, -1, ti, -1, i,
+                        K_ASSIGN_LOST_OWNER if i == 0 else K_COPY) < 0:
                     return -1
                 s[i] = ti
                 i += 1
                 continue
             if j > i:
-                if emit(d, -1, -1, -1, s[j], j, i) < 0:
+                if emit(d, -1, -1, -1, s[j], j, i, K_SHIFT_UP) < 0:
                     return -1
                 s[i] = s[j]
                 s[j] = -1
@@ -401,16 +433,16 @@ cdef int plan_row(const int32_t* cur, const int32_t* t, int R, int first,
         if j < 0:
             k = index_of(t, R, si)
             if k < 0:
-                if emit(d, si, i, -1, ti, -1, i) < 0:                # MOVE
+                if emit(d, si, i, -1, ti, -1, i, K_MOVE) < 0:                # MOVE
                     return -1
             elif k <= i:
                 return -1
             elif s[k] < 0:
-                if emit(d, si, i, k, ti, -1, i) < 0:                 # SHIFT DOWN
+                if emit(d, si, i, k, ti, -1, i, K_SHIFT_DOWN) < 0:                 # SHIFT DOWN
                     return -1
                 s[k] = si
             else:
-                if emit(d, si, i, -1, ti, -1, i) < 0:                # MOVE-3
+                if emit(d, si, i, -1, ti, -1, i, K_MOVE) < 0:                # MOVE-3
                     return -1
             s[i] = ti
             i += 1
@@ -632,7 +664,7 @@ cdef struct Out:
 
 
 cdef inline void put(Out* o, intp_t n, intp_t p, int32_t src, int32_t sci, int32_t sni,
-                     int32_t dst, int32_t dci, int32_t dni) noexcept nogil:
+                     int32_t dst, int32_t dci, int32_t dni, int8_t kind) noexcept nogil:
     """Write one decision at row ``n`` of the output columns. Cannot fail."""
     o.pid[n] = <int32_t>p
     o.src[n] = src
@@ -641,8 +673,8 @@ cdef inline void put(Out* o, intp_t n, intp_t p, int32_t src, int32_t sci, int32
     o.dst[n] = dst
     o.dci[n] = dci
     o.dni[n] = dni
-    o.kind[n] = kind_of(src, sni, dst, dci, dni)
-    o.inst[n] = is_instant(src, dst, dci, dni)
+    o.kind[n] = kind
+    o.inst[n] = (kind == K_REMOVE) | (kind == K_ASSIGN_LOST_OWNER)
 
 
 cdef intp_t plan_c(const int32_t[:, ::1] cur, const int32_t[:, ::1] tgt, int32_t[:, ::1] fixed,
@@ -670,11 +702,15 @@ cdef intp_t plan_c(const int32_t[:, ::1] cur, const int32_t[:, ::1] tgt, int32_t
     cdef const int32_t* pt
     cdef RowLoader L
     cdef Out o
-    if P == 0 or capacity == 0:
+    o.pid = NULL; o.src = NULL; o.sci = NULL; o.sni = NULL
+    o.dst = NULL; o.dci = NULL; o.dni = NULL; o.kind = NULL; o.inst = NULL
+    if P == 0:
         return 0
-    o.pid = &o_pid[0]; o.src = &o_src[0]; o.sci = &o_sci[0]; o.sni = &o_sni[0]
-    o.dst = &o_dst[0]; o.dci = &o_dci[0]; o.dni = &o_dni[0]
-    o.kind = &o_kind[0]; o.inst = &o_inst[0]
+    if capacity > 0:
+        o.pid = &o_pid[0]; o.src = &o_src[0]; o.sci = &o_sci[0]; o.sni = &o_sni[0]
+        o.dst = &o_dst[0]; o.dci = &o_dci[0]; o.dni = &o_dni[0]
+        o.kind = &o_kind[0]; o.inst = &o_inst[0]
+    # (capacity == 0: equal tables, nothing is written; rows are still validated)
     loader_init(&L, P, R)
     pc = &cur[0, 0]
     pt = &tgt[0, 0]
@@ -689,7 +725,7 @@ cdef intp_t plan_c(const int32_t[:, ::1] cur, const int32_t[:, ::1] tgt, int32_t
         if not differ8(cw, tw):
             continue
         hz_diffinfo8(cw, tw, &nm, &last, &both)
-        if row_suspect(tw):
+        if hz_target_bad8(cw, tw):     # cw is valid here, so only differing slots matter
             status[0] = check_row(tw, R, &c)
             if status[0] != S_OK:
                 which[0] = 1; bad_row[0] = p; bad_col[0] = c
@@ -703,11 +739,12 @@ cdef intp_t plan_c(const int32_t[:, ::1] cur, const int32_t[:, ::1] tgt, int32_t
             s = cw[last]
             t = tw[last]
             if t < 0:
-                put(&o, n, p, s, last, -1, -1, -1, -1)
+                put(&o, n, p, s, last, -1, -1, -1, -1, K_REMOVE)
             elif s < 0:
-                put(&o, n, p, -1, -1, -1, t, -1, last)
+                put(&o, n, p, -1, -1, -1, t, -1, last,
+                    K_ASSIGN_LOST_OWNER if last == 0 else K_COPY)
             else:
-                put(&o, n, p, s, last, -1, t, -1, last)
+                put(&o, n, p, s, last, -1, t, -1, last, K_MOVE)
             n += 1
             continue
         if both >= 2 and fix_row(cw, tw, R):   # a cycle needs two such slots
@@ -724,7 +761,7 @@ cdef intp_t plan_c(const int32_t[:, ::1] cur, const int32_t[:, ::1] tgt, int32_t
         if prioritized:
             q = 0
             for m in range(d.n):
-                if is_instant(d.src[m], d.dst[m], d.dci[m], d.dni[m]):
+                if d.kind[m] == K_REMOVE or d.kind[m] == K_ASSIGN_LOST_OWNER:
                     order[q] = m
                     q += 1
             nq = q
@@ -733,7 +770,7 @@ cdef intp_t plan_c(const int32_t[:, ::1] cur, const int32_t[:, ::1] tgt, int32_t
                     order[m] = m
             else:
                 for m in range(d.n):
-                    if not is_instant(d.src[m], d.dst[m], d.dci[m], d.dni[m]):
+                    if not (d.kind[m] == K_REMOVE or d.kind[m] == K_ASSIGN_LOST_OWNER):
                         order[q] = m
                         q += 1
             if d.n - nq > 1:
@@ -743,7 +780,7 @@ cdef intp_t plan_c(const int32_t[:, ::1] cur, const int32_t[:, ::1] tgt, int32_t
                 order[m] = m
         for q in range(d.n):
             m = order[q]
-            put(&o, n, p, d.src[m], d.sci[m], d.sni[m], d.dst[m], d.dci[m], d.dni[m])
+            put(&o, n, p, d.src[m], d.sci[m], d.sni[m], d.dst[m], d.dci[m], d.dni[m], d.kind[m])
             n += 1
     return n
 
@@ -966,3 +1003,129 @@ def diff(const int32_t[:, ::1] current, const int32_t[:, ::1] target, intp_t mem
     with nogil:
         moves = diff_c(current, target, m, c, g, l, &nc)
     return mask, changed[:nc].copy(), gains, losses, moves
+
+
+# ------------------------------------------------------------------ schedule
+cdef int unapply_c(int32_t[:, ::1] rows, const int32_t[::1] pid, const int32_t[::1] src,
+                   const int32_t[::1] sci, const int32_t[::1] sni, const int32_t[::1] dst,
+                   const int32_t[::1] dci, const int32_t[::1] dni) noexcept nogil:
+    """Undo the plan, last decision first, turning the final table into the initial one
+    (every slot a planner decision writes, other than the source's or the
+    destination's old slot, was empty before). Returns 0, or -1 on an out-of-range
+    partition or index. Never raises."""
+    cdef intp_t k, P = rows.shape[0]
+    cdef int R = <int>rows.shape[1]
+    cdef int32_t p
+    for k in range(pid.shape[0] - 1, -1, -1):
+        p = pid[k]
+        if p < 0 or p >= P or sci[k] >= R or sni[k] >= R or dci[k] >= R or dni[k] >= R:
+            return -1
+        if sni[k] >= 0:
+            rows[p, sni[k]] = -1
+        if dni[k] >= 0:
+            rows[p, dni[k]] = -1
+        if dci[k] >= 0:
+            rows[p, dci[k]] = dst[k]
+        if sci[k] >= 0:
+            rows[p, sci[k]] = src[k]
+    return 0
+
+
+cdef intp_t schedule_c(int32_t[:, ::1] rows, const int32_t[::1] pid, const int32_t[::1] src,
+                       const int32_t[::1] sci, const int32_t[::1] sni,
+                       const int32_t[::1] dst, const int32_t[::1] dci,
+                       const int32_t[::1] dni, const uint8_t[::1] inst,
+                       int32_t limit, int32_t[::1] endpoint, intp_t[::1] qidx,
+                       intp_t[::1] runs, int32_t[::1] cnt, int32_t[::1] start) noexcept nogil:
+    """Rounds of parallel execution (DESIGN section 6), every migration one time unit.
+
+    ``rows`` = the initial table (modified: it ends as the final table). Returns the
+    number of rounds, or -1 on an out-of-range partition, index or member. Never raises.
+    """
+    cdef intp_t N = pid.shape[0], P = rows.shape[0], M = cnt.shape[0]
+    cdef int R = <int>rows.shape[1]
+    cdef intp_t k, a, b, nruns = 0, nq = 0, r, w, rounds = 0, h
+    cdef int32_t p, s, d
+    cdef int32_t* row
+    # pass 1: per run of equal partition ids, instant decisions at once, the others
+    # queued with their source endpoint (source if sci == 0, else the owner then)
+    a = 0
+    while a < N:
+        b = a
+        while b < N and pid[b] == pid[a]:
+            b += 1
+        p = pid[a]
+        if p < 0 or p >= P:
+            return -1
+        row = &rows[p, 0]
+        runs[2 * nruns] = nq
+        for k in range(a, b):
+            if sci[k] >= R or sni[k] >= R or dci[k] >= R or dni[k] >= R or \
+                    src[k] >= M or dst[k] >= M:
+                return -1
+            if inst[k]:
+                start[k] = -1
+            else:
+                endpoint[k] = src[k] if sci[k] == 0 else row[0]
+                start[k] = -2
+                qidx[nq] = k
+                nq += 1
+            if sci[k] >= 0:
+                row[sci[k]] = -1
+            if dci[k] >= 0:
+                row[dci[k]] = -1
+            if dni[k] >= 0:
+                row[dni[k]] = dst[k]
+            if sni[k] >= 0:
+                row[sni[k]] = src[k]
+        runs[2 * nruns + 1] = nq
+        if runs[2 * nruns + 1] > runs[2 * nruns]:
+            nruns += 1
+        a = b
+    # pass 2: rounds; each round scans the non-empty queues in order
+    while nruns > 0:
+        for h in range(M):
+            cnt[h] = 0
+        w = 0
+        for r in range(nruns):
+            k = qidx[runs[2 * r]]
+            d = dst[k]
+            s = endpoint[k]
+            if (d < 0 or cnt[d] < limit) and (s < 0 or cnt[s] < limit):
+                start[k] = <int32_t>rounds
+                if d >= 0:
+                    cnt[d] += 1
+                if s >= 0 and s != d:
+                    cnt[s] += 1
+                runs[2 * r] += 1
+            if runs[2 * r] < runs[2 * r + 1]:
+                runs[2 * w] = runs[2 * r]
+                runs[2 * w + 1] = runs[2 * r + 1]
+                w += 1
+        nruns = w
+        rounds += 1
+    return rounds
+
+
+def schedule(int32_t[:, ::1] rows, const int32_t[::1] pid, const int32_t[::1] src,
+             const int32_t[::1] sci, const int32_t[::1] sni, const int32_t[::1] dst,
+             const int32_t[::1] dci, const int32_t[::1] dni, const uint8_t[::1] inst,
+             int32_t limit, intp_t member_count, bint from_final):
+    """Schedule a plan. ``rows``: a private copy of the initial table, or of the final
+    table when ``from_final`` (it is undone first). Returns ``(rounds, start)``;
+    ``rounds == -1`` reports an out-of-range partition, index or member."""
+    cdef intp_t N = pid.shape[0], rounds
+    start_arr = np.empty(N, dtype=np.int32)
+    endpoint_arr = np.empty(N, dtype=np.int32)
+    qidx_arr = np.empty(N, dtype=np.intp)
+    runs_arr = np.empty(2 * N + 2, dtype=np.intp)
+    cnt_arr = np.zeros(max(member_count, 1), dtype=np.int32)
+    cdef int32_t[::1] st = start_arr, ep = endpoint_arr, cn = cnt_arr
+    cdef intp_t[::1] qi = qidx_arr, ru = runs_arr
+    with nogil:
+        if from_final and unapply_c(rows, pid, src, sci, sni, dst, dci, dni) < 0:
+            rounds = -1
+        else:
+            rounds = schedule_c(rows, pid, src, sci, sni, dst, dci, dni, inst, limit,
+                                ep, qi, ru, cn, st)
+    return rounds, start_arr

@@ -11,7 +11,7 @@ How it runs
   with ``get``. The plan, literal included, is part of the task binary that Spark broadcasts
   once per executor per stage, so the table travels once per executor, not per batch or row,
   and no bytes of owner/backups cross the JVM<->Python boundary (measured: returning
-  owner+backups from Python as a struct costs ~40% throughput; the JVM lookup is free).
+  owner+backups from Python as a struct took 1.6-1.9x the time of the JVM lookup).
 
 Null keys get a null partition, a null owner and null backups.
 """

@@ -296,3 +296,48 @@ def diff(current, target, member_count):
                 if current[p][r] != -1:
                     losses[current[p][r]][r] += 1
     return mask, changed, gains, losses, moves
+
+
+# ------------------------------------------------------------------ schedule
+def schedule_rows(rows, initial, max_parallel):
+    """Rounds of parallel execution (DESIGN section 6), one time unit per migration.
+
+    ``rows``: plan rows ``(partition_id, src, sci, sni, dst, dci, dni, kind, instant)``
+    grouped by partition; ``initial``: the initial table (list of rows). Returns
+    ``(start_round list (-1 for instant decisions), rounds)``.
+    """
+    state = [list(r) for r in initial]
+    start = [-1] * len(rows)
+    queues = []                     # per partition run, in plan order: [(k, endpoint)]
+    last_p = None
+    for k, r in enumerate(rows):
+        p = r[0]
+        if p != last_p:
+            queues.append([])
+            last_p = p
+        row = state[p]
+        d = tuple(r[1:7])
+        if not is_instant(d):
+            endpoint = d[0] if d[1] == 0 else row[0]
+            queues[-1].append((k, endpoint))
+        apply_decision(row, d)
+    queues = [q for q in queues if q]
+    rounds = 0
+    while queues:
+        inflight = {}
+        remaining = []
+        for q in queues:
+            k, endpoint = q[0]
+            dst = rows[k][4]
+            if inflight.get(dst, 0) < max_parallel and (
+                    endpoint == -1 or inflight.get(endpoint, 0) < max_parallel):
+                start[k] = rounds
+                inflight[dst] = inflight.get(dst, 0) + 1
+                if endpoint != -1 and endpoint != dst:
+                    inflight[endpoint] = inflight.get(endpoint, 0) + 1
+                q = q[1:]
+            if q:
+                remaining.append(q)
+        queues = remaining
+        rounds += 1
+    return start, rounds
