@@ -15,7 +15,8 @@ between the rows of one group is the key -> partition step:
 Row count: ``HZFAST_BENCH_ROWS`` (default 10,000,000; under ``--benchmark-disable``, as in CI,
 the default is 200,000 so the file stays fast). Batch size group: ``arrow-batch-size``
 (``spark.sql.execution.arrow.maxRecordsPerBatch`` 10k..200k on the string keys).
-Report rows/s = extra_info["rows"] / mean.
+Report rows/s = extra_info["rows"] / mean; extra_info["cpu_s_min"] is the least CPU time (JVM +
+Python workers) of one round, the steadier figure on a shared machine.
 """
 import os
 import struct
@@ -65,9 +66,52 @@ def _noop(df):
     df.write.format("noop").mode("overwrite").save()
 
 
+_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _tree_cpu() -> float:
+    """CPU seconds (user + sys) used so far by this process and its descendants (the Spark
+    JVM and its Python workers). Linux only; 0.0 elsewhere."""
+    if not os.path.isdir("/proc/self"):
+        return 0.0
+    parent, cpu = {}, {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                st = f.read()
+        except OSError:
+            continue
+        fields = st[st.rindex(")") + 2:].split()
+        parent[int(d)] = int(fields[1])
+        cpu[int(d)] = int(fields[11]) + int(fields[12])
+    children = {}
+    for pid, pp in parent.items():
+        children.setdefault(pp, []).append(pid)
+    total, stack = 0, [os.getpid()]
+    while stack:
+        pid = stack.pop()
+        total += cpu.get(pid, 0)
+        stack.extend(children.get(pid, ()))
+    return total / _TICK
+
+
 def _run(benchmark, df, n):
+    """Time the noop write; also record the CPU seconds of the Spark process tree per round
+    (extra_info["cpu_s"]): on a shared machine CPU time is far steadier than wall time."""
+    cpu = []
+
+    def once():
+        c0 = _tree_cpu()
+        _noop(df)
+        cpu.append(_tree_cpu() - c0)
+
     benchmark.extra_info["rows"] = n
-    benchmark.pedantic(_noop, args=(df,), rounds=3, iterations=1, warmup_rounds=1)
+    benchmark.pedantic(once, rounds=3, iterations=1, warmup_rounds=1)
+    measured = cpu[1:] or cpu
+    benchmark.extra_info["cpu_s"] = measured
+    benchmark.extra_info["cpu_s_min"] = min(measured)
 
 
 def _identity(df):

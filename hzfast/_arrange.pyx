@@ -206,6 +206,9 @@ cdef struct Work:
     int cycle_fallback      # set when a cycle-closing member had to be placed
     int32_t* caphist        # (P + 2,) number of groups per positive capacity
     int64_t maxcap          # max(0, max_g gcap[g]) at the current index
+    uint64_t* maxmask       # ((G + 63) // 64,) bit g set iff gcap[g] == maxcap > 0
+    uint64_t* rowmask       # (P,) when G <= 64: bit g set iff group g is in target row p
+    bint use_rowmask        # G <= 64
 
 
 cdef void mark_row(Work* w, const int32_t* crow, const int32_t* trow) noexcept nogil:
@@ -263,16 +266,60 @@ cdef inline int32_t fast_member(const int32_t* crow, const int32_t* trow, intp_t
     return best
 
 
+cdef extern from *:
+    int ctz64 "__builtin_ctzll"(unsigned long long x) noexcept nogil
+
+
+cdef void build_maxmask(Work* w, const int32_t* gcap) noexcept nogil:
+    """maxmask = the groups whose capacity equals w.maxcap (none when maxcap is 0)."""
+    cdef intp_t g
+    for g in range((w.G + 63) >> 6):
+        w.maxmask[g] = 0
+    if w.maxcap <= 0:
+        return
+    for g in range(w.G):
+        if gcap[g] == w.maxcap:
+            w.maxmask[g >> 6] |= (<uint64_t>1) << (g & 63)
+
+
+cdef inline intp_t next_set(const uint64_t* mask, intp_t lo, intp_t hi) noexcept nogil:
+    """First set bit of mask in [lo, hi), or -1."""
+    cdef intp_t wi, b
+    cdef uint64_t word
+    if lo >= hi:
+        return -1
+    wi = lo >> 6
+    word = mask[wi] & ((~(<uint64_t>0)) << (lo & 63))
+    while True:
+        if word:
+            b = (wi << 6) + ctz64(word)
+            return b if b < hi else -1
+        wi += 1
+        if (wi << 6) >= hi:
+            return -1
+        word = mask[wi]
+
+
+cdef inline int64_t maxcap_now(Work* w) noexcept nogil:
+    return w.maxcap
+
+
 cdef inline void dec_gcap(Work* w, int32_t* gcap, intp_t g) noexcept nogil:
-    """gcap[g] -= 1, keeping the positive-capacity histogram and w.maxcap current."""
+    """gcap[g] -= 1, keeping the positive-capacity histogram, w.maxcap and w.maxmask
+    current."""
     cdef int32_t c = gcap[g]
+    cdef int64_t old = w.maxcap
     gcap[g] = c - 1
     if c > 0:
         w.caphist[c] -= 1
         if c > 1:
             w.caphist[c - 1] += 1
+        if c == old:
+            w.maxmask[g >> 6] &= ~((<uint64_t>1) << (g & 63))
         while w.maxcap > 0 and w.caphist[w.maxcap] == 0:
             w.maxcap -= 1
+        if w.maxcap != old:
+            build_maxmask(w, gcap)
 
 
 cdef void mark_row_groups(Work* w, const int32_t* trow) noexcept nogil:
@@ -342,6 +389,10 @@ cdef void apply_path(Work* w, intp_t x, intp_t r, int32_t mg, int32_t g) noexcep
         out = w.tgt[y * W + r]
         w.tgt[y * W + r] = incoming
         w.keep[y * W + r] = 0
+        if w.use_rowmask:      # a group is at most once in a target row
+            if out >= 0:
+                w.rowmask[y] &= ~((<uint64_t>1) << w.gid[out])
+            w.rowmask[y] |= (<uint64_t>1) << w.gid[incoming]
         incoming = out
         y = w.parent[y]
 
@@ -453,6 +504,9 @@ cdef void arrange_c(Work* w) noexcept nogil:
     cdef int64_t st
     cdef intp_t nh, sM
     cdef int32_t gc
+    cdef intp_t lo, hi, gg, j
+    cdef bint wrapped
+    cdef uint64_t cands, hb
     # 1. keepable slots and holes per row (keep is zeroed by the caller); lack = quota
     #    minus kept slots per member and index
     for k in range(R_fill * M):
@@ -525,6 +579,8 @@ cdef void arrange_c(Work* w) noexcept nogil:
                 m = w.cur[k]
                 w.tgt[k] = m
                 w.mcap[r * M + m] -= 1
+                if w.use_rowmask:
+                    w.rowmask[p] |= (<uint64_t>1) << gid[m]
             else:
                 w.tgt[k] = -1
     for r in range(R_fill):
@@ -544,11 +600,39 @@ cdef void arrange_c(Work* w) noexcept nogil:
                 w.caphist[gcap[g]] += 1
                 if gcap[g] > w.maxcap:
                     w.maxcap = gcap[g]
+        build_maxmask(w, gcap)
         for p in range(P):
             trow = w.tgt + p * W
             if trow[r] != -1:
                 continue
             crow = w.cur + p * W
+            s = mix(p, r, 0)
+            g = start_of(s, G)
+            if w.use_rowmask and maxcap_now(w) > 0:
+                # Fastest path (G <= 64): the first group in tie-break order among those
+                # at maxcap and not in the target row; taken when it has one member with
+                # capacity that would not move (what the paths below would choose).
+                # A group with several members: the paths below decide.
+                cands = w.maxmask[0] & ~w.rowmask[p]
+                best = -1
+                while cands:
+                    hb = cands & ((~(<uint64_t>0)) << g)
+                    gg = ctz64(hb) if hb else ctz64(cands)
+                    if gstart[gg + 1] - gstart[gg] != 1:
+                        break
+                    cand = gmem[gstart[gg]]
+                    if mcap[cand] > 0:
+                        j = pos_in(crow, W, cand)
+                        if j < 0 or j == r:
+                            best = cand
+                            break
+                    cands &= ~((<uint64_t>1) << gg)
+                if best >= 0:
+                    trow[r] = best
+                    mcap[best] -= 1
+                    w.rowmask[p] |= (<uint64_t>1) << gg
+                    dec_gcap(w, gcap, gg)
+                    continue
             # mark_row, inlined: the target row's groups, the current row's members
             st = w.stamp + 1
             w.stamp = st
@@ -563,9 +647,40 @@ cdef void arrange_c(Work* w) noexcept nogil:
             best = -1
             best_mv = 0; best_cap = 0
             maxcap = w.maxcap          # max(0, max_g gcap[g]), kept by dec_gcap
-            s = mix(p, r, 0)
-            g = start_of(s, G)
             sM = start_of(s, M)
+            # Fast path: the loop below ends at the first group in tie-break order whose
+            # capacity is maxcap and whose best member does not move. Find it directly
+            # among the groups at maxcap (bit mask); if there is none, run the loop.
+            if maxcap > 0:
+                lo = g; hi = G; wrapped = False
+                while True:
+                    gg = next_set(w.maxmask, lo, hi)
+                    if gg < 0:
+                        if wrapped or g == 0:
+                            break
+                        wrapped = True; lo = 0; hi = g
+                        continue
+                    lo = gg + 1
+                    if gmark[gg] == st:
+                        continue
+                    if gstart[gg + 1] - gstart[gg] == 1 and cmark[gmem[gstart[gg]]] != st:
+                        cand = gmem[gstart[gg]]
+                        if mcap[cand] <= 0:
+                            continue
+                        mv = 0
+                    else:
+                        cand = fast_member(crow, trow, W, gstart, gmem, cmark, cpos, st, mcap,
+                                           <int32_t>gg, r, &mv, sM, M)
+                    if cand >= 0 and mv == 0:
+                        best = cand
+                        break
+                if best >= 0:
+                    trow[r] = best
+                    mcap[best] -= 1
+                    if w.use_rowmask:
+                        w.rowmask[p] |= (<uint64_t>1) << gid[best]
+                    dec_gcap(w, gcap, gid[best])
+                    continue
             # groups in tie-break order; key (-gcap, move); first best wins ties
             for i in range(G):
                 if i:
@@ -624,6 +739,8 @@ cdef void arrange_c(Work* w) noexcept nogil:
             if best >= 0:
                 trow[r] = best
                 mcap[best] -= 1
+                if w.use_rowmask:
+                    w.rowmask[p] |= (<uint64_t>1) << gid[best]
                 dec_gcap(w, gcap, w.gid[best])
         for g in range(G):
             if gcap[g] > 0:
@@ -650,6 +767,8 @@ def arrange(const int32_t[:, ::1] cur, const int32_t[::1] gid, intp_t G, intp_t 
     queue = np.zeros(P + 1, dtype=np.int32)
     rmark = np.zeros(P + 1, dtype=np.int64)
     caphist = np.zeros(P + 2, dtype=np.int32)
+    maxmask = np.zeros((G + 63) // 64 + 1, dtype=np.uint64)
+    rowmask = np.zeros(P + 1 if G <= 64 else 1, dtype=np.uint64)
     gvis = np.zeros(G + 1, dtype=np.int64)
     gmark = np.zeros(G + 1, dtype=np.int64)
     cmark = np.zeros(M + 1, dtype=np.int64)
@@ -663,6 +782,8 @@ def arrange(const int32_t[:, ::1] cur, const int32_t[::1] gid, intp_t G, intp_t 
     cdef int64_t[::1] rmark_v = rmark, gvis_v = gvis
     cdef int64_t[::1] gmark_v = gmark, cmark_v = cmark
     cdef int32_t[::1] cpos_v = cpos
+    cdef uint64_t[::1] maxmask_v = maxmask
+    cdef uint64_t[::1] rowmask_v = rowmask
     cdef Work w
     if P == 0:
         return out, False
@@ -685,6 +806,9 @@ def arrange(const int32_t[:, ::1] cur, const int32_t[::1] gid, intp_t G, intp_t 
     w.queue = &queue_v[0]
     w.rmark = &rmark_v[0]
     w.caphist = &caphist_v[0]
+    w.maxmask = &maxmask_v[0]
+    w.rowmask = &rowmask_v[0]
+    w.use_rowmask = G <= 64
     w.gvis = &gvis_v[0]
     w.gmark = &gmark_v[0]
     w.cmark = &cmark_v[0]
@@ -771,8 +895,10 @@ def report_scan(const int32_t[:, ::1] cur, const int32_t[:, ::1] tgt,
     """
     cdef intp_t P = cur.shape[0], W = cur.shape[1], M = gid.shape[0], p, r
     cdef int64_t changes = 0, unfilled = 0, dups = 0, lite = 0
+    cdef intp_t row_changes
     cdef int32_t a, b, g
     cdef bint dup
+    # counts are kept at column m + 1 (column 0 collects the empty slots): no branch
     cc = np.zeros((W, M + 1), dtype=np.int32)
     tc = np.zeros((W, M + 1), dtype=np.int32)
     cyc = np.zeros(P, dtype=np.bool_)
@@ -781,18 +907,25 @@ def report_scan(const int32_t[:, ::1] cur, const int32_t[:, ::1] tgt,
     cdef int32_t[:, ::1] ccv = cc, tcv = tc
     cdef uint8_t[::1] cycv = cyc.view(np.uint8)
     cdef int64_t[::1] seen = seen_arr, tpos = tpos_arr
+    cdef int32_t* ccp = &ccv[0, 0] + 1
+    cdef int32_t* tcp = &tcv[0, 0] + 1
+    cdef const int32_t* crow
+    cdef const int32_t* trow
+    if P == 0:
+        return 0, cc[:, 1:], tc[:, 1:], 0, 0, 0, cyc
     with nogil:
         for p in range(P):
             dup = False
+            row_changes = 0
+            crow = &cur[p, 0]
+            trow = &tgt[p, 0]
             for r in range(W):
-                a = cur[p, r]
-                b = tgt[p, r]
-                if a != b:
-                    changes += 1
-                if a >= 0:
-                    ccv[r, a] += 1
+                a = crow[r]
+                b = trow[r]
+                row_changes += a != b
+                ccp[r * (M + 1) + a] += 1
+                tcp[r * (M + 1) + b] += 1
                 if b >= 0:
-                    tcv[r, b] += 1
                     g = gid[b]
                     if g < 0:
                         lite += 1
@@ -804,5 +937,8 @@ def report_scan(const int32_t[:, ::1] cur, const int32_t[:, ::1] tgt,
                     unfilled += 1
             if dup:
                 dups += 1
-            cycv[p] = row_has_cycle_marked(&cur[p, 0], &tgt[p, 0], W, &tpos[0], (p + 1) * 8)
-    return changes, cc[:, :M], tc[:, :M], unfilled, dups, lite, cyc
+            changes += row_changes
+            # a cycle needs at least two changed slots (row_has_cycle_marked says False)
+            if row_changes >= 2:
+                cycv[p] = row_has_cycle_marked(crow, trow, W, &tpos[0], (p + 1) * 8)
+    return changes, cc[:, 1:], tc[:, 1:], unfilled, dups, lite, cyc

@@ -10,7 +10,11 @@ A decision is ``(source, sci, sni, destination, dci, dni)``; ``-1`` = none.
 Per partition the planner makes at most R decisions: every decision turns at least one
 slot whose occupant differs from the (cycle-fixed) target into a matching slot and never
 breaks a matching slot, so the number of decisions is bounded by the number of
-mismatching slots (``check_pair`` counts them; the output columns are sized with it).
+mismatching slots (``count_diff_c`` counts them; the output columns are sized with it).
+
+Rows are handled as 8-slot "working rows" padded with -1 so that the small row
+operations (load, validate, compare, find a member) are fixed-width SSE2 helpers
+(portable scalar fallbacks when SSE2 is unavailable).
 """
 import numpy as np
 
@@ -328,7 +332,8 @@ cdef struct Decisions:
 cdef inline int emit(Decisions* d, int32_t src, int32_t sci, int32_t sni,
                      int32_t dst, int32_t dci, int32_t dni, int8_t kind) noexcept nogil:
     """Append one decision (its kind is known at each call site and equals
-    ``kind_of`` of the fields; the tests check it); returns -1 when the buffer is full
+    ``hzfast.reference.planning.kind_of`` of the fields; the tests check it); returns -1
+    when the buffer is full
     (never on valid input)."""
     cdef int n = d.n
     if n >= DEC_CAP:
@@ -460,48 +465,6 @@ cdef inline bint is_instant(int32_t src, int32_t dst, int32_t dci, int32_t dni) 
     return (dst < 0) | ((src < 0) & (dci < 0) & (dni == 0))
 
 
-cdef inline int8_t kind_of(int32_t src, int32_t sni, int32_t dst, int32_t dci,
-                           int32_t dni) noexcept nogil:
-    """MigrationKind of a decision (DESIGN section 5), branch-free via a 32-entry table
-    indexed by which fields are -1 (and whether dni == 0). Cannot fail."""
-    cdef int key = ((dst < 0) << 4) | ((src < 0) << 3) | ((dci < 0) << 2) | ((sni < 0) << 1) \
-        | (dni == 0)
-    return KIND_TABLE[key]
-
-
-cdef int8_t KIND_TABLE[32]
-
-
-cdef void init_kind_table() noexcept:
-    """Fill KIND_TABLE once at import. Cannot fail."""
-    cdef int key
-    cdef int32_t src, sni, dst, dci, dni
-    for key in range(32):
-        dst = -1 if key & 16 else 1
-        src = -1 if key & 8 else 1
-        dci = -1 if key & 4 else 1
-        sni = -1 if key & 2 else 1
-        dni = 0 if key & 1 else 1
-        KIND_TABLE[key] = kind_of_slow(src, sni, dst, dci, dni)
-
-
-cdef int8_t kind_of_slow(int32_t src, int32_t sni, int32_t dst, int32_t dci,
-                         int32_t dni) noexcept nogil:
-    """The kind rules spelled out (used to build KIND_TABLE). Cannot fail."""
-    if dst < 0:
-        return K_REMOVE
-    if src < 0:
-        if dci < 0:
-            return K_ASSIGN_LOST_OWNER if dni == 0 else K_COPY
-        return K_SHIFT_UP
-    if dci < 0:
-        return K_MOVE if sni < 0 else K_SHIFT_DOWN
-    return K_SHIFT_UP_SOURCE_DROPPED if sni < 0 else K_SHIFT_UP_SHIFT_DOWN
-
-
-init_kind_table()
-
-
 cdef void prioritize_order(intp_t* order, intp_t n, const int32_t* src, const int32_t* sci,
                            const int32_t* sni, const int32_t* dst,
                            const int32_t* dni) noexcept nogil:
@@ -550,14 +513,6 @@ cdef inline void load_row8(const RowLoader* L, const int32_t* base, intp_t p,
     """Row ``p`` of a (P, R) table into the 8-slot working row ``dst``, padded with -1;
     8-value reads only where they stay inside the table. Cannot fail."""
     hz_load8(base + p * L.R, L.R, p < L.wide_rows, dst)
-
-
-cdef inline void load_row(const int32_t* src, int R, int32_t* dst) noexcept nogil:
-    """Copy ``src[:R]`` into the 8-slot working row ``dst`` padded with -1. Cannot fail."""
-    cdef int i
-    for i in range(MAXR):            # fixed trip count: unrolled, no memcpy call
-        dst[i] = src[i] if i < R else -1
-    dst[MAXR] = -1
 
 
 cdef inline bint differ8(const int32_t* a, const int32_t* b) noexcept nogil:
@@ -899,6 +854,20 @@ def fix_cycles(const int32_t[:, ::1] current, const int32_t[:, ::1] target):
     return out
 
 
+cdef intp_t count_diff_c(const int32_t[:, ::1] a, const int32_t[:, ::1] b) noexcept nogil:
+    """Number of slots where two equal-shape tables differ (vectorizable). Cannot fail."""
+    cdef intp_t k, n = a.shape[0] * a.shape[1], mm = 0
+    cdef const int32_t* pa
+    cdef const int32_t* pb
+    if n == 0:
+        return 0
+    pa = &a[0, 0]
+    pb = &b[0, 0]
+    for k in range(n):
+        mm += pa[k] != pb[k]
+    return mm
+
+
 cdef intp_t plan_into(const int32_t[:, ::1] current, const int32_t[:, ::1] target,
                      bint prioritized, object fixed, object cols, int* status, intp_t* which,
                      intp_t* row, intp_t* col) except? -9:
@@ -930,7 +899,8 @@ def plan(const int32_t[:, ::1] current, const int32_t[:, ::1] target, bint prior
     fixed = np.array(target, dtype=np.int32, copy=True, order="C")
     # decisions <= slots that differ (module docstring); counting them first keeps the
     # outputs small (fewer fresh pages to fault in than a P * R bound would touch)
-    capacity = np.count_nonzero(np.not_equal(current, target))
+    with nogil:
+        capacity = count_diff_c(current, target)
     block = np.empty((7, capacity), dtype=np.int32)   # one allocation, 7 contiguous rows
     cols = [block[i] for i in range(7)]
     cols.append(np.empty(capacity, dtype=np.int8))
@@ -1044,7 +1014,7 @@ cdef intp_t schedule_c(int32_t[:, ::1] rows, const int32_t[::1] pid, const int32
     """
     cdef intp_t N = pid.shape[0], P = rows.shape[0], M = cnt.shape[0]
     cdef int R = <int>rows.shape[1]
-    cdef intp_t k, a, b, nruns = 0, nq = 0, r, w, rounds = 0, h
+    cdef intp_t k, a, b, nruns = 0, nq = 0, r, w, rounds = 0, h, full
     cdef int32_t p, s, d
     cdef int32_t* row
     # pass 1: per run of equal partition ids, instant decisions at once, the others
@@ -1086,18 +1056,22 @@ cdef intp_t schedule_c(int32_t[:, ::1] rows, const int32_t[::1] pid, const int32
     while nruns > 0:
         for h in range(M):
             cnt[h] = 0
+        full = 0
         w = 0
         for r in range(nruns):
-            k = qidx[runs[2 * r]]
-            d = dst[k]
-            s = endpoint[k]
-            if (d < 0 or cnt[d] < limit) and (s < 0 or cnt[s] < limit):
-                start[k] = <int32_t>rounds
-                if d >= 0:
-                    cnt[d] += 1
-                if s >= 0 and s != d:
-                    cnt[s] += 1
-                runs[2 * r] += 1
+            if full < M:      # once every member is at the limit nothing else can start
+                k = qidx[runs[2 * r]]
+                d = dst[k]
+                s = endpoint[k]
+                if (d < 0 or cnt[d] < limit) and (s < 0 or cnt[s] < limit):
+                    start[k] = <int32_t>rounds
+                    if d >= 0:
+                        cnt[d] += 1
+                        full += cnt[d] == limit
+                    if s >= 0 and s != d:
+                        cnt[s] += 1
+                        full += cnt[s] == limit
+                    runs[2 * r] += 1
             if runs[2 * r] < runs[2 * r + 1]:
                 runs[2 * w] = runs[2 * r]
                 runs[2 * w + 1] = runs[2 * r + 1]

@@ -165,6 +165,10 @@ def _groups(members: Members, grouping) -> tuple[np.ndarray, int]:
     if not isinstance(grouping, (str, np.ndarray, list, tuple)):
         raise TypeError("grouping must be 'per_member', 'host', 'zone', 'custom' or an array "
                         f"of group ids per member, got {type(grouping).__name__}")
+    return _groups_uncached(members, grouping)
+
+
+def _groups_uncached(members: Members, grouping) -> tuple[np.ndarray, int]:
     raw = members.group_ids(grouping)
     lite = members.lite
     data = np.flatnonzero(~lite)
@@ -207,13 +211,35 @@ def _pad(arr: np.ndarray, W: int) -> np.ndarray:
     return out
 
 
+def _readonly(*arrays):
+    for a in arrays:
+        a.flags.writeable = False
+    return arrays
+
+
+def _group_layout(members: Members, grouping) -> tuple[np.ndarray, int, np.ndarray, np.ndarray,
+                                                     bool]:
+    """``(gid, G, gstart, gmem, singletons)`` for a grouping: computed once per registry
+    and grouping name (cached on the immutable Members; arrays read-only), computed
+    afresh for an array of group ids. ``singletons``: every group has one member."""
+    def compute():
+        gid, G = _groups(members, grouping)
+        gstart, gmem = _csr(gid, G)
+        return (*_readonly(gid, gstart, gmem), G, bool(gmem.shape[0] == G))
+
+    if isinstance(grouping, str):
+        gid, gstart, gmem, G, single = members.cached(("arrangement.groups", grouping), compute)
+    else:
+        gid, gstart, gmem, G, single = compute()
+    return gid, G, gstart, gmem, single
+
+
 def _prepare(current, members, grouping, replica_count, name="current") -> _Prepared:
     members = Members.coerce(members)
-    gid, G = _groups(members, grouping)
+    gid, G, gstart, gmem, _ = _group_layout(members, grouping)
     R = _replica_count(replica_count, G)
     cur = as_replicas(current, name, member_count=len(members))
     W = max(cur.shape[1], R)
-    gstart, gmem = _csr(gid, G)
     return _Prepared(_pad(cur, W), gid, G, R, min(R, G), gstart, gmem)
 
 
@@ -223,9 +249,15 @@ def _quotas(cnt: np.ndarray, prep: _Prepared) -> np.ndarray:
     G, R_fill, gid = prep.G, prep.R_fill, prep.gid
     M = gid.shape[0]
     data = gid >= 0
-    gc = np.zeros((R_fill, G), dtype=np.int64)
-    for r in range(R_fill):
-        gc[r] = np.bincount(gid[data], weights=cnt[r][data], minlength=G)
+    members_idx = np.flatnonzero(data)
+    g_of = gid[members_idx]
+    singletons = prep.gmem.shape[0] == G          # every group has exactly one member
+    cm = cnt[:, members_idx].astype(np.int64)
+    if singletons:
+        gc = np.zeros((R_fill, G), dtype=np.int64)
+        gc[:, g_of] = cm
+    else:
+        gc = cm @ (g_of[:, None] == np.arange(G)).astype(np.int64)
     f, e = divmod(P, G)
     gq = np.full((R_fill, G), f, dtype=np.int64)
     ids = np.arange(G)
@@ -254,8 +286,9 @@ def _quotas(cnt: np.ndarray, prep: _Prepared) -> np.ndarray:
     mq = np.zeros((R_fill, M), dtype=np.int32)
     if not data.any():
         return mq
-    members_idx = np.flatnonzero(data)
-    g_of = gid[members_idx]
+    if singletons:             # rank 0 in a group of one: the member's quota is the group's
+        mq[:, members_idx] = gq[:, g_of]
+        return mq
     for r in range(R_fill):
         order = np.lexsort((members_idx, -cnt[r][members_idx], g_of))
         sorted_members = members_idx[order]
@@ -525,6 +558,6 @@ def arrangement_report(current, target, members, *, grouping="per_member",
     return ArrangementReport(
         partition_count=P, replica_count=prep.R, filled_replica_count=R_fill, group_count=G,
         slot_changes=int(changes), lower_bound=int(lower), member_counts=member_counts,
-        group_counts=group_counts, group_ids=gid, max_deviation=max_dev,
+        group_counts=group_counts, group_ids=gid.copy(), max_deviation=max_dev,
         member_max_deviation=member_dev, balanced=balanced, valid=valid,
         cyclic_partitions=np.flatnonzero(cyc))

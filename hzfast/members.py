@@ -69,7 +69,7 @@ class Members:
     (3, '127.0.0.1:5701')
     """
 
-    __slots__ = ("_uuids", "_addresses", "_hosts", "_zones", "_lite", "_groups")
+    __slots__ = ("_uuids", "_addresses", "_hosts", "_zones", "_lite", "_groups", "_cache")
 
     def __init__(self, addresses: Sequence[str], *, uuids: Sequence[str] | None = None,
                  hosts: Sequence[str] | None = None, zones: Sequence[str] | None = None,
@@ -95,6 +95,7 @@ class Members:
         self._zones = tuple(column(zones, "zones", lambda i: "", str))
         self._lite = tuple(column(lite, "lite", lambda i: False, bool))
         self._groups = tuple(column(groups, "groups", lambda i: f"member-{i}", str))
+        self._cache: dict = {}    # derived values (Members is immutable), see cached()
         if len(set(self._uuids)) != n:
             raise ValueError("uuids must be unique")
         if len(set(self._addresses)) != n:
@@ -218,6 +219,15 @@ class Members:
     def data_members(self) -> np.ndarray:
         """ndarray[int32]: indices of the non-lite members, ascending."""
         return np.flatnonzero(~self.lite).astype(np.int32)
+
+    def cached(self, key, compute):
+        """``compute()``, computed once per registry and ``key`` (a registry is immutable,
+        so anything derived from it can be kept). Callers must not mutate the result."""
+        try:
+            return self._cache[key]
+        except KeyError:
+            value = self._cache[key] = compute()
+            return value
 
     def index_of(self, key: str) -> int:
         """Index of the member with this uuid or address; KeyError if none."""

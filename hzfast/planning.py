@@ -24,9 +24,9 @@ from hzfast import _planner
 from hzfast._check import MAX_REPLICA_COUNT
 
 __all__ = [
-    "Migration", "MigrationKind", "MigrationPlan", "TableDiff",
+    "Migration", "MigrationKind", "MigrationPlan", "Schedule", "TableDiff",
     "apply_migrations", "diff", "find_cycles", "fix_cycles", "plan_migrations",
-    "prioritize",
+    "prioritize", "schedule",
 ]
 
 _FIELDS = ("source", "source_current_index", "source_new_index",
@@ -649,3 +649,6 @@ def diff(current, target, *, member_count: int | None = None) -> TableDiff:
             raise ValueError(f"member_count={member_count} but the tables hold member {mx}")
     mask, changed, gains, losses, moves = _planner.diff(a, b, member_count)
     return TableDiff(mask, changed, gains, losses, int(moves))
+
+
+from hzfast.scheduling import Schedule, schedule  # noqa: E402  (re-exported: hzfast.schedule)

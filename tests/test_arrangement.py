@@ -453,3 +453,31 @@ def test_edge_cases_empty_and_single_partition():
     one = arrange(empty(1), 10)
     assert one.tolist() == [[0, 1, 2, 3, 4, 5, 6]] or check_target(empty(1), one, 10).valid
     assert check_target(empty(1), one, 10).balanced
+
+
+def test_validation_fast_path_finds_the_first_problem():
+    # _validate checks rows branch-free and re-scans suspicious rows: same first problem
+    from hzfast._check import as_replicas
+    for M in (10, 64, 100, None):
+        reps = np.array([[0, 1, 2], [3, 70 % (M or 71), 3], [5, -2, 5]], dtype=np.int32)
+        with pytest.raises(ValueError, match=r"partition 1 holds member 3 twice"):
+            as_replicas(reps, "t", member_count=M)
+        reps[1, 2] = 4
+        with pytest.raises(ValueError, match=r"t\[2, 1\] = -2"):
+            as_replicas(reps, "t", member_count=M)
+    big = np.array([[65, 66, 65]], dtype=np.int32)
+    with pytest.raises(ValueError, match="holds member 65 twice"):
+        as_replicas(big, "t", member_count=100)
+    with pytest.raises(ValueError, match=r"t\[0, 0\] = 65: member index out of range"):
+        as_replicas(big, "t", member_count=64)
+    assert as_replicas(np.array([[2**31 - 1, -1]], dtype=np.int32), "t") is not None
+
+
+def test_group_layout_cache_does_not_leak():
+    members = Members.from_count(6, members_per_host=2)
+    t = arrange(empty(60), members, grouping="host")
+    rep = arrangement_report(empty(60), t, members, grouping="host")
+    rep.group_ids[:] = 0                      # the report's copy is the caller's to change
+    assert (arrange(empty(60), members, grouping="host") == t).all()
+    assert arrangement_report(empty(60), t, members, grouping="host").group_ids.tolist() == \
+        [0, 0, 1, 1, 2, 2]
