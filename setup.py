@@ -49,6 +49,8 @@ for path in sorted(glob.glob(os.path.join("hzfast", "_*.pyx"))):
     )
 
 setup(
+    # compile the extension modules in parallel (pip install / pip wheel too)
+    options={"build_ext": {"parallel": os.cpu_count() or 1}},
     ext_modules=cythonize(
         extensions,
         compiler_directives=directives,

@@ -242,7 +242,9 @@ def cmd_demo(args) -> int:
                 progress.update(task, advance=1, description="estimating data movement")
                 sized = df.withColumn("bytes", F.lit(args.value_bytes))
                 est = si.estimate_movement(sized, "key", current, target, size_col="bytes")
-                payload["movement"] = est.to_dict() if hasattr(est, "to_dict") else est
+                payload["movement"] = est.summary()
+                payload["movement"]["member_bytes_in"] = est.member_bytes_in.tolist()
+                payload["movement"]["member_bytes_out"] = est.member_bytes_out.tolist()
             finally:
                 spark.stop()
 

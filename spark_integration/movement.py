@@ -77,6 +77,7 @@ class MovementEstimate:
             "busiest_member_bytes": int(max(self.member_bytes_in.max(initial=0),
                                             self.member_bytes_out.max(initial=0))),
             "estimated_seconds": self.estimated_seconds,
+            "schedule_rounds": None if self.schedule is None else int(self.schedule.rounds),
         }
 
     def members_frame(self):
