@@ -192,6 +192,7 @@ cdef struct Work:
     int32_t* gcap           # (R_fill, G)
     int32_t* excess         # (M,)
     int32_t* lack           # (R_fill, M)
+    int32_t* nlack          # (M,) number of indices where the member lacks slots
     int32_t* bg_start       # (G + 1,)
     int32_t* bg_fill        # (G,)
     int32_t* bg_rows        # (P,)
@@ -209,21 +210,8 @@ cdef struct Work:
     uint64_t* maxmask       # ((G + 63) // 64,) bit g set iff gcap[g] == maxcap > 0
     uint64_t* rowmask       # (P,) when G <= 64: bit g set iff group g is in target row p
     bint use_rowmask        # G <= 64
-
-
-cdef void mark_row(Work* w, const int32_t* crow, const int32_t* trow) noexcept nogil:
-    """New stamp; mark the target row's groups (gmark) and the current row's members
-    (cmark, with their index in cpos)."""
-    cdef intp_t i
-    cdef int32_t c
-    w.stamp += 1
-    for i in range(w.W):
-        if trow[i] >= 0:
-            w.gmark[w.gid[trow[i]]] = w.stamp
-        c = crow[i]
-        if c >= 0:
-            w.cmark[c] = w.stamp
-            w.cpos[c] = <int32_t>i
+    uint64_t* curmask       # (P,) when M <= 64: bit m set iff member m is in current row p
+    bint use_curmask        # M <= 64
 
 
 cdef inline int32_t fast_member(const int32_t* crow, const int32_t* trow, intp_t W,
@@ -231,7 +219,8 @@ cdef inline int32_t fast_member(const int32_t* crow, const int32_t* trow, intp_t
                                 const int64_t* cmark, const int32_t* cpos, int64_t stamp,
                                 const int32_t* mcap, int32_t g, intp_t r, int* is_move,
                                 intp_t sM, intp_t M) noexcept nogil:
-    """best_member(need_cap=True) for a row marked by mark_row (stamp ``stamp``), whose
+    """best_member(need_cap=True) for a row marked as in arrange_c (gmark: the target
+    row's groups, cmark/cpos: the current row's members, stamp ``stamp``), whose
     target row does not hold group g: same result, O(1) per member unless the member
     would move. ``sM = start_of(mix(p, r, 0), M)``; the tie-break position
     ``rot(m, s, M)`` is computed only when needed."""
@@ -300,10 +289,6 @@ cdef inline intp_t next_set(const uint64_t* mask, intp_t lo, intp_t hi) noexcept
         word = mask[wi]
 
 
-cdef inline int64_t maxcap_now(Work* w) noexcept nogil:
-    return w.maxcap
-
-
 cdef inline void dec_gcap(Work* w, int32_t* gcap, intp_t g) noexcept nogil:
     """gcap[g] -= 1, keeping the positive-capacity histogram, w.maxcap and w.maxmask
     current."""
@@ -316,10 +301,11 @@ cdef inline void dec_gcap(Work* w, int32_t* gcap, intp_t g) noexcept nogil:
             w.caphist[c - 1] += 1
         if c == old:
             w.maxmask[g >> 6] &= ~((<uint64_t>1) << (g & 63))
-        while w.maxcap > 0 and w.caphist[w.maxcap] == 0:
-            w.maxcap -= 1
-        if w.maxcap != old:
-            build_maxmask(w, gcap)
+            if w.caphist[c] == 0:
+                # g was the last group at maxcap and now holds c - 1: the new maximum
+                # (or 0, when c - 1 == 0)
+                w.maxcap = c - 1
+                build_maxmask(w, gcap)
 
 
 cdef void mark_row_groups(Work* w, const int32_t* trow) noexcept nogil:
@@ -507,6 +493,7 @@ cdef void arrange_c(Work* w) noexcept nogil:
     cdef intp_t lo, hi, gg, j
     cdef bint wrapped
     cdef uint64_t cands, hb
+    cdef intp_t bcnt[16]
     # 1. keepable slots and holes per row (keep is zeroed by the caller); lack = quota
     #    minus kept slots per member and index
     for k in range(R_fill * M):
@@ -530,6 +517,11 @@ cdef void arrange_c(Work* w) noexcept nogil:
     w.stamp = st
     # 2. free the excess over member quotas: first in rows where the member can move to
     #    a hole at an index where it lacks slots, then in rows with the fewest holes
+    for m in range(M):
+        w.nlack[m] = 0
+        for k in range(R_fill):
+            if w.lack[k * M + m] > 0:
+                w.nlack[m] += 1
     for r in range(R_fill):
         left = 0
         for m in range(M):
@@ -541,11 +533,13 @@ cdef void arrange_c(Work* w) noexcept nogil:
             if left == 0:
                 break
             m = w.cur[p * W + r]
-            if not w.keep[p * W + r] or w.excess[m] == 0:
-                continue
+            if not w.keep[p * W + r] or w.excess[m] == 0 or w.nlack[m] == 0:
+                continue                  # (excess at r: the member does not lack at r)
             for k in range(R_fill):
                 if k != r and not w.keep[p * W + k] and w.lack[k * M + m] > 0:
                     w.lack[k * M + m] -= 1
+                    if w.lack[k * M + m] == 0:
+                        w.nlack[m] -= 1
                     w.excess[m] -= 1
                     left -= 1
                     w.keep[p * W + r] = 0
@@ -553,28 +547,40 @@ cdef void arrange_c(Work* w) noexcept nogil:
                     break
         if left == 0:
             continue
-        # candidate rows (a member over quota holds the slot), ascending; then passes
+        # candidate rows (a member over quota holds the slot), ascending, visited in
+        # passes k = 0, 1, ..: the rows with k holes. A row's holes change only when it
+        # is freed (then it is no longer a candidate), so the passes visit the rows in
+        # order of their holes now, ascending rows inside: a stable bucket sort.
+        for k in range(R_fill + 1):
+            bcnt[k] = 0
         nc = 0
         for p in range(P):
-            if w.keep[p * W + r] and w.excess[w.cur[p * W + r]] > 0:
+            if w.keep[p * W + r] and w.excess[w.cur[p * W + r]] > 0 and w.holes[p] < R_fill:
                 w.queue[nc] = <int32_t>p
                 nc += 1
+                bcnt[w.holes[p] + 1] += 1
         for k in range(R_fill):
+            bcnt[k + 1] += bcnt[k]
+        for i in range(nc):
+            p = w.queue[i]
+            w.bg_rows[bcnt[w.holes[p]]] = <int32_t>p
+            bcnt[w.holes[p]] += 1
+        for i in range(nc):
             if left == 0:
                 break
-            for i in range(nc):
-                p = w.queue[i]
-                if w.keep[p * W + r] and w.holes[p] == k:
-                    m = w.cur[p * W + r]
-                    if w.excess[m] > 0:
-                        w.excess[m] -= 1
-                        left -= 1
-                        w.keep[p * W + r] = 0
-                        w.holes[p] += 1
+            p = w.bg_rows[i]
+            m = w.cur[p * W + r]
+            if w.excess[m] > 0:
+                w.excess[m] -= 1
+                left -= 1
+                w.keep[p * W + r] = 0
+                w.holes[p] += 1
     # 3. kept slots and capacities (only indices < R_fill can be kept)
     for p in range(P):
         for r in range(W):
             k = p * W + r
+            if w.use_curmask and w.cur[k] >= 0:
+                w.curmask[p] |= (<uint64_t>1) << w.cur[k]
             if w.keep[k]:
                 m = w.cur[k]
                 w.tgt[k] = m
@@ -608,7 +614,7 @@ cdef void arrange_c(Work* w) noexcept nogil:
             crow = w.cur + p * W
             s = mix(p, r, 0)
             g = start_of(s, G)
-            if w.use_rowmask and maxcap_now(w) > 0:
+            if w.use_rowmask and w.maxcap > 0:
                 # Fastest path (G <= 64): the first group in tie-break order among those
                 # at maxcap and not in the target row; taken when it has one member with
                 # capacity that would not move (what the paths below would choose).
@@ -622,7 +628,10 @@ cdef void arrange_c(Work* w) noexcept nogil:
                         break
                     cand = gmem[gstart[gg]]
                     if mcap[cand] > 0:
-                        j = pos_in(crow, W, cand)
+                        if w.use_curmask and not ((w.curmask[p] >> cand) & 1):
+                            j = -1
+                        else:
+                            j = pos_in(crow, W, cand)
                         if j < 0 or j == r:
                             best = cand
                             break
@@ -760,6 +769,7 @@ def arrange(const int32_t[:, ::1] cur, const int32_t[::1] gid, intp_t G, intp_t 
     gcap = np.zeros(R_fill * G + 1, dtype=np.int32)
     excess = np.zeros(M + 1, dtype=np.int32)
     lack = np.zeros(R_fill * M + 1, dtype=np.int32)
+    nlack = np.zeros(M + 1, dtype=np.int32)
     bg_start = np.zeros(G + 2, dtype=np.int32)
     bg_fill = np.zeros(G + 1, dtype=np.int32)
     bg_rows = np.zeros(P + 1, dtype=np.int32)
@@ -769,6 +779,7 @@ def arrange(const int32_t[:, ::1] cur, const int32_t[::1] gid, intp_t G, intp_t 
     caphist = np.zeros(P + 2, dtype=np.int32)
     maxmask = np.zeros((G + 63) // 64 + 1, dtype=np.uint64)
     rowmask = np.zeros(P + 1 if G <= 64 else 1, dtype=np.uint64)
+    curmask = np.zeros(P + 1 if M <= 64 else 1, dtype=np.uint64)
     gvis = np.zeros(G + 1, dtype=np.int64)
     gmark = np.zeros(G + 1, dtype=np.int64)
     cmark = np.zeros(M + 1, dtype=np.int64)
@@ -776,14 +787,14 @@ def arrange(const int32_t[:, ::1] cur, const int32_t[::1] gid, intp_t G, intp_t 
     cdef int32_t[:, ::1] o = out
     cdef uint8_t[::1] keep_v = keep
     cdef int32_t[::1] holes_v = holes, mcap_v = mcap, gcap_v = gcap, excess_v = excess
-    cdef int32_t[::1] lack_v = lack
+    cdef int32_t[::1] lack_v = lack, nlack_v = nlack
     cdef int32_t[::1] bg_start_v = bg_start, bg_fill_v = bg_fill, bg_rows_v = bg_rows
     cdef int32_t[::1] parent_v = parent, queue_v = queue, caphist_v = caphist
     cdef int64_t[::1] rmark_v = rmark, gvis_v = gvis
     cdef int64_t[::1] gmark_v = gmark, cmark_v = cmark
     cdef int32_t[::1] cpos_v = cpos
     cdef uint64_t[::1] maxmask_v = maxmask
-    cdef uint64_t[::1] rowmask_v = rowmask
+    cdef uint64_t[::1] rowmask_v = rowmask, curmask_v = curmask
     cdef Work w
     if P == 0:
         return out, False
@@ -799,6 +810,7 @@ def arrange(const int32_t[:, ::1] cur, const int32_t[::1] gid, intp_t G, intp_t 
     w.gcap = &gcap_v[0]
     w.excess = &excess_v[0]
     w.lack = &lack_v[0]
+    w.nlack = &nlack_v[0]
     w.bg_start = &bg_start_v[0]
     w.bg_fill = &bg_fill_v[0]
     w.bg_rows = &bg_rows_v[0]
@@ -809,6 +821,8 @@ def arrange(const int32_t[:, ::1] cur, const int32_t[::1] gid, intp_t G, intp_t 
     w.maxmask = &maxmask_v[0]
     w.rowmask = &rowmask_v[0]
     w.use_rowmask = G <= 64
+    w.curmask = &curmask_v[0]
+    w.use_curmask = M <= 64
     w.gvis = &gvis_v[0]
     w.gmark = &gmark_v[0]
     w.cmark = &cmark_v[0]

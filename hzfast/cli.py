@@ -241,7 +241,8 @@ def cmd_demo(args) -> int:
                                              for m in range(table.member_count)]
                 progress.update(task, advance=1, description="estimating data movement")
                 sized = df.withColumn("bytes", F.lit(args.value_bytes))
-                est = si.estimate_movement(sized, "key", current, target, size_col="bytes")
+                est = si.estimate_movement(sized, "key", current, target, size_col="bytes",
+                                          bandwidth=args.bandwidth_mb * 1e6)
                 payload["movement"] = est.summary()
                 payload["movement"]["member_bytes_in"] = est.member_bytes_in.tolist()
                 payload["movement"]["member_bytes_out"] = est.member_bytes_out.tolist()
@@ -296,6 +297,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--to-members", type=int, default=11, help="members after the change")
     p.add_argument("-k", "--keys", type=int, default=1_000_000, help="keys to place")
     p.add_argument("--value-bytes", type=int, default=1024, help="bytes per entry for the estimate")
+    p.add_argument("--bandwidth-mb", type=float, default=100.0,
+                   help="per-member link bandwidth in MB/s for the time estimate")
     p.add_argument("--no-spark", action="store_true", help="place keys with numpy, not Spark")
     p.set_defaults(func=cmd_demo)
 

@@ -59,3 +59,28 @@ def test_bad_arguments_exit_cleanly(capsys):
         main(["stamp", "-p", "0", "--json"])
     assert e.value.code == 2
     assert "partition" in capsys.readouterr().err
+
+
+def test_demo_without_spark(capsys):
+    d = run(capsys, "demo", "-p", "2000", "-m", "5", "-r", "2", "--to-members", "6",
+            "-k", "50000", "--no-spark", "--json")
+    assert sum(d["keys_per_owner"]) == 50000 and len(d["keys_per_owner"]) == 5
+    assert d["plan"]["migrations"] > 0 and d["plan"]["from_members"] == 5
+
+
+@pytest.mark.spark
+def test_demo_on_local_spark():
+    """The README's main job, small: a separate process (it stops its own session)."""
+    out = subprocess.run([sys.executable, "-m", "hzfast", "demo", "-p", "2000", "-m", "5",
+                          "-r", "2", "--to-members", "6", "-k", "20000", "--json"],
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    d = json.loads(out.stdout)
+    assert sum(d["keys_per_owner"]) == 20000
+    table = hzfast.PartitionTable(hzfast.arrange(hzfast.PartitionTable.empty(2000, 2, 5), 5),
+                                  members=5)
+    expect = np.bincount(table.locate(np.arange(20000, dtype=np.int64)), minlength=5)
+    assert d["keys_per_owner"] == expect.tolist()
+    mv = d["movement"]
+    assert mv["total_rows"] == 20000 and 0 < mv["transferred_rows"] < 20000
+    assert mv["estimated_seconds"] > 0
