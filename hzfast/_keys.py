@@ -54,15 +54,15 @@ class KeyBatch(NamedTuple):
     data: Optional[np.ndarray] = None
 
 
-def check_key_type(key_type, name: str = "key_type"):
-    """Return ``key_type`` if it is ``None`` or one of :data:`KEY_TYPES`; else raise."""
+def check_key_type(key_type, name: str = "key_type", allowed=KEY_TYPES):
+    """Return ``key_type`` if it is ``None`` or one of ``allowed``; else raise."""
     if key_type is None:
         return None
     if not isinstance(key_type, str):
-        raise TypeError(f"{name} must be None or one of {KEY_TYPES}, "
+        raise TypeError(f"{name} must be None or one of {allowed}, "
                         f"got {type(key_type).__name__}")
-    if key_type not in KEY_TYPES:
-        raise ValueError(f"{name} must be None or one of {KEY_TYPES}, got {key_type!r}")
+    if key_type not in allowed:
+        raise ValueError(f"{name} must be None or one of {allowed}, got {key_type!r}")
     return key_type
 
 

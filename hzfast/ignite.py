@@ -29,7 +29,7 @@ import numpy as np
 
 from hzfast import _ignite
 from hzfast._check import check_int
-from hzfast._keys import is_scalar_key, normalize_keys
+from hzfast._keys import check_key_type, is_scalar_key, normalize_keys
 
 __all__ = [
     "DEFAULT_PARTITIONS", "MAX_PARTITIONS", "REPLICATED",
@@ -54,14 +54,7 @@ _MASK64 = (1 << 64) - 1
 
 # --------------------------------------------------------------------------- helpers
 def _check_key_type(key_type):
-    if key_type is None:
-        return None
-    if not isinstance(key_type, str):
-        raise TypeError(f"key_type must be None or one of {_KEY_TYPES}, "
-                        f"got {type(key_type).__name__}")
-    if key_type not in _KEY_TYPES:
-        raise ValueError(f"key_type must be None or one of {_KEY_TYPES}, got {key_type!r}")
-    return key_type
+    return check_key_type(key_type, "key_type", _KEY_TYPES)
 
 
 def _check_partitions(partitions, name: str = "partitions") -> int:
