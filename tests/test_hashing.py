@@ -521,10 +521,7 @@ def test_inputs_not_mutated():
 
 
 def test_table_stamp_and_locate_use_hashing():
-    t = hzfast.PartitionTable.round_robin(271, hzfast.Members.from_count(3), 2) \
-        if hasattr(hzfast.PartitionTable, "round_robin") else None
-    if t is None:
-        pytest.skip("PartitionTable.round_robin not available")
+    t = hzfast.PartitionTable.round_robin(271, hzfast.Members.from_count(3), 2)
     assert t.stamp == hzfast.stamp(np.zeros(271, np.int32))
     assert t.locate("hello") == t.replicas[270, 0]
 
