@@ -153,10 +153,7 @@ def test_plan_pure_python(benchmark, name, R):
 
 def test_plan_arrange_target(benchmark):
     P, R = 20_000, 7
-    try:
-        cur, tgt = scenario("arrange 10->9", P, R)
-    except Exception as exc:  # the arrangement module is another issue's work
-        pytest.skip(f"hzfast.arrange not usable here: {exc}")
+    cur, tgt = scenario("arrange 10->9", P, R)
     benchmark.group = f"plan_migrations arrange 10->9 P={P} R={R}"
     benchmark.extra_info["java_median_ms_hazelcast_arrange"] = [3.62, 4.31]
     plan = benchmark(hzfast.plan_migrations, cur, tgt)

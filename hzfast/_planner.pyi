@@ -28,10 +28,9 @@ def plan(
     current: NDArray[np.int32],  # const int32_t[:, ::1]
     target: NDArray[np.int32],  # const int32_t[:, ::1]
     prioritized: bool,  # bint
-    capacity: int,  # intp_t
-) -> tuple[int, int, NDArray[np.int32], NDArray[np.int32], NDArray[np.int32],
-           NDArray[np.int32], NDArray[np.int32], NDArray[np.int32], NDArray[np.int32],
-           NDArray[np.int32], NDArray[np.int8], NDArray[np.bool_]]: ...
+) -> tuple[int, int, int, int, NDArray[np.int32] | None, list[NDArray] | None]: ...
+# (status, which, row, col, cycle-fixed target, [pid, src, sci, sni, dst, dci, dni (int32),
+#  kind (int8), instant (bool)]); fixed/columns are None when status != 0
 def prioritize_columns(
     pid: NDArray[np.int32],  # const int32_t[::1]
     src: NDArray[np.int32],  # const int32_t[::1]

@@ -18,6 +18,8 @@ operations (load, validate, compare, find a member) are fixed-width SSE2 helpers
 """
 import numpy as np
 
+from libc.stdlib cimport calloc, free, malloc
+
 from hzfast._types cimport int8_t, uint8_t, int32_t, uint32_t, int64_t, uint64_t, intp_t
 
 
@@ -86,32 +88,6 @@ cdef extern from *:
     #endif
     }
 
-    /* Target row check that relies on the current row being valid: only the slots where
-       t differs from c can hold a value < -1 or a member that t holds twice (a duplicate
-       between two equal slots would be one in c too). Nonzero = look closer. */
-    static inline int hz_target_bad8(const int32_t* c, const int32_t* t) {
-    #if defined(__SSE2__) && defined(__GNUC__)
-        __m128i t0 = _mm_loadu_si128((const __m128i*)t), t1 = _mm_loadu_si128((const __m128i*)(t + 4));
-        unsigned eq = (unsigned)(_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(_mm_loadu_si128((const __m128i*)c), t0)))
-                    | (_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(_mm_loadu_si128((const __m128i*)(c + 4)), t1))) << 4));
-        unsigned d = (~eq) & 0xFFu;
-        while (d) {
-            int i = __builtin_ctz(d);
-            int32_t v = t[i];
-            d &= d - 1;
-            if (v < 0) { if (v < -1) return 1; continue; }
-            __m128i x = _mm_set1_epi32(v);
-            unsigned m = (unsigned)(_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(t0, x)))
-                       | (_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(t1, x))) << 4));
-            if (m & (m - 1)) return 1;
-        }
-        return 0;
-    #else
-        (void)c;
-        return hz_bad8(t);
-    #endif
-    }
-
     /* Nonzero when two working rows differ. */
     static inline int hz_differ8(const int32_t* a, const int32_t* b) {
     #if defined(__SSE2__)
@@ -127,16 +103,6 @@ cdef extern from *:
     #endif
     }
 
-    static const unsigned char hz_pop8[256] = {
-        0,1,1,2,1,2,2,3,1,2,2,3,2,3,3,4,1,2,2,3,2,3,3,4,2,3,3,4,3,4,4,5,
-        1,2,2,3,2,3,3,4,2,3,3,4,3,4,4,5,2,3,3,4,3,4,4,5,3,4,4,5,4,5,5,6,
-        1,2,2,3,2,3,3,4,2,3,3,4,3,4,4,5,2,3,3,4,3,4,4,5,3,4,4,5,4,5,5,6,
-        2,3,3,4,3,4,4,5,3,4,4,5,4,5,5,6,3,4,4,5,4,5,5,6,4,5,5,6,5,6,6,7,
-        1,2,2,3,2,3,3,4,2,3,3,4,3,4,4,5,2,3,3,4,3,4,4,5,3,4,4,5,4,5,5,6,
-        2,3,3,4,3,4,4,5,3,4,4,5,4,5,5,6,3,4,4,5,4,5,5,6,4,5,5,6,5,6,6,7,
-        2,3,3,4,3,4,4,5,3,4,4,5,4,5,5,6,3,4,4,5,4,5,5,6,4,5,5,6,5,6,6,7,
-        3,4,4,5,4,5,5,6,4,5,5,6,5,6,6,7,4,5,5,6,5,6,6,7,5,6,6,7,6,7,7,8};
-
     /* Position of member v (>= 0) in the working row, or -1. */
     static inline int hz_index8(const int32_t* w, int32_t v) {
     #if defined(__SSE2__) && defined(__GNUC__)
@@ -150,36 +116,171 @@ cdef extern from *:
     #endif
     }
 
-    /* Slots where two working rows differ: count, highest such slot, and how many of
-       them hold a member in both rows. */
-    static inline void hz_diffinfo8(const int32_t* a, const int32_t* b, int* n, int* last, int* both) {
-    #if defined(__SSE2__) && defined(__GNUC__)
-        const __m128i m1 = _mm_set1_epi32(-1);
-        __m128i a0 = _mm_loadu_si128((const __m128i*)a), a1 = _mm_loadu_si128((const __m128i*)(a + 4));
-        __m128i b0 = _mm_loadu_si128((const __m128i*)b), b1 = _mm_loadu_si128((const __m128i*)(b + 4));
-        __m128i e0 = _mm_cmpeq_epi32(a0, b0), e1 = _mm_cmpeq_epi32(a1, b1);
-        __m128i f0 = _mm_and_si128(_mm_cmpgt_epi32(a0, m1), _mm_cmpgt_epi32(b0, m1));
-        __m128i f1 = _mm_and_si128(_mm_cmpgt_epi32(a1, m1), _mm_cmpgt_epi32(b1, m1));
-        unsigned eq = (unsigned)(_mm_movemask_ps(_mm_castsi128_ps(e0)) | (_mm_movemask_ps(_mm_castsi128_ps(e1)) << 4));
-        unsigned full = (unsigned)(_mm_movemask_ps(_mm_castsi128_ps(f0)) | (_mm_movemask_ps(_mm_castsi128_ps(f1)) << 4));
-        unsigned d = (~eq) & 0xFFu;
-        *n = hz_pop8[d];
-        *last = d ? 31 - __builtin_clz(d) : 0;
-        *both = hz_pop8[d & full];
+    /* Lowest set bit of x != 0. */
+    static inline int hz_ctz(unsigned x) {
+    #if defined(__GNUC__)
+        return __builtin_ctz(x);
     #else
-        int nn = 0, l = 0, bb = 0;
-        for (int i = 0; i < 8; i++) {
-            if (a[i] != b[i]) { nn++; l = i; if (a[i] >= 0 && b[i] >= 0) bb++; }
-        }
-        *n = nn; *last = l; *both = bb;
+        int i = 0; while (!((x >> i) & 1u)) i++; return i;
     #endif
     }
+
+    /* Bit i set where two working rows differ (slots 0..7). */
+    static inline unsigned hz_diffmask8(const int32_t* a, const int32_t* b) {
+    #if defined(__SSE2__)
+        __m128i e0 = _mm_cmpeq_epi32(_mm_loadu_si128((const __m128i*)a), _mm_loadu_si128((const __m128i*)b));
+        __m128i e1 = _mm_cmpeq_epi32(_mm_loadu_si128((const __m128i*)(a + 4)), _mm_loadu_si128((const __m128i*)(b + 4)));
+        unsigned eq = (unsigned)(_mm_movemask_ps(_mm_castsi128_ps(e0)) | (_mm_movemask_ps(_mm_castsi128_ps(e1)) << 4));
+        return (~eq) & 0xFFu;
+    #else
+        unsigned d = 0;
+        for (int i = 0; i < 8; i++) d |= (unsigned)(a[i] != b[i]) << i;
+        return d;
+    #endif
+    }
+
+
+    /* Output columns of the planner (one row per decision). */
+    typedef struct {
+        int32_t *pid, *src, *sci, *sni, *dst, *dci, *dni;
+        int8_t *kind;
+        uint8_t *inst;
+    } hz_out;
+
+    /* One row's decisions in output order. Members are named by where they sit in the
+       pair row: 0..7 = slot of the current row, 8..15 = slot of the target row as given
+       (before the cycle fix), 16 = no member (the pair row holds -1 there). */
+    typedef struct {
+        int n;
+        uint8_t revert;      /* target slots the cycle fix gave back to the current member */
+        uint8_t src[8], dst[8], inst[8];
+        int8_t sci[8], sni[8], dci[8], dni[8], kind[8];
+    } hz_pattern;
+
+    /* Write a pattern's decisions for partition p (members renamed from the pair row) at
+       rows n.. of the output columns. A plain scalar loop on purpose: GCC would otherwise
+       split it into one loop per column with vector prologues and a memcpy call. */
+    #if defined(__GNUC__) && !defined(__clang__)
+    __attribute__((noinline, optimize("no-tree-vectorize", "no-tree-loop-distribute-patterns",
+                                      "no-tree-loop-distribution")))
+    #endif
+    static void hz_put_pattern(const hz_out* o, Py_ssize_t n, int32_t p, const int32_t* pair,
+                               const hz_pattern* pt) {
+        const int cnt = pt->n;
+    #if defined(__clang__)
+        #pragma clang loop vectorize(disable) distribute(disable)
+    #endif
+        for (int q = 0; q < cnt; q++) {
+            o->pid[n + q] = p;
+            o->src[n + q] = pair[pt->src[q]];
+            o->sci[n + q] = pt->sci[q];
+            o->sni[n + q] = pt->sni[q];
+            o->dst[n + q] = pair[pt->dst[q]];
+            o->dci[n + q] = pt->dci[q];
+            o->dni[n + q] = pt->dni[q];
+            o->kind[n + q] = pt->kind[q];
+            o->inst[n + q] = pt->inst[q];
+        }
+    }
+
+    /* Target-row check and equality pattern of a (current, target) pair of working rows
+       whose current row c is valid and which differ at the slots of mask d (equal slots
+       can only repeat c, which is valid). Returns the pattern key: nibble i = where
+       target slot i's member sits in c (0..7), 14 = a member absent from c, 15 = empty;
+       an equal slot keeps nibble i (its member, or -1 on both sides: bit 32 + i tells);
+       bits 32..39 = empty slots of c; bit 63 set. The planner only compares members with
+       each other and with -1, so rows with equal keys get the same decisions up to
+       renaming the members. Returns 0 when a differing slot of t holds a value < -1 or
+       a member t holds twice (then check_row locates it). */
+    static inline uint64_t hz_check_pattern8(const int32_t* c, const int32_t* t, unsigned d) {
+    #if defined(__SSE2__) && defined(__GNUC__)
+        const __m128i z = _mm_setzero_si128();
+        const __m128i c0 = _mm_loadu_si128((const __m128i*)c), c1 = _mm_loadu_si128((const __m128i*)(c + 4));
+        const __m128i t0 = _mm_loadu_si128((const __m128i*)t), t1 = _mm_loadu_si128((const __m128i*)(t + 4));
+        unsigned cneg = (unsigned)(_mm_movemask_ps(_mm_castsi128_ps(_mm_cmplt_epi32(c0, z)))
+                      | (_mm_movemask_ps(_mm_castsi128_ps(_mm_cmplt_epi32(c1, z))) << 4));
+        uint64_t key = 0x76543210ULL | (1ULL << 63) | ((uint64_t)cneg << 32);
+        while (d) {
+            int i = __builtin_ctz(d);
+            int32_t v = t[i];
+            uint64_t code;
+            d &= d - 1;
+            if (v < 0) {
+                if (v < -1) return 0;
+                code = 15;
+            } else {
+                const __m128i x = _mm_set1_epi32(v);
+                unsigned mt = (unsigned)(_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(t0, x)))
+                            | (_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(t1, x))) << 4));
+                unsigned mc = (unsigned)(_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(c0, x)))
+                            | (_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(c1, x))) << 4));
+                if (mt & (mt - 1)) return 0;
+                code = mc ? (uint64_t)__builtin_ctz(mc) : 14;
+            }
+            key = (key & ~(0xFULL << (4 * i))) | (code << (4 * i));
+        }
+        return key;
+    #else
+        uint64_t key = 0x76543210ULL | (1ULL << 63);
+        if (hz_bad8(t)) return 0;
+        for (int i = 0; i < 8; i++) {
+            key |= (uint64_t)(c[i] < 0) << (32 + i);
+            if ((d >> i) & 1u) {
+                uint64_t code = 15;
+                if (t[i] >= 0) { code = 14; for (int j = 0; j < 8; j++) if (c[j] == t[i]) { code = (uint64_t)j; break; } }
+                key = (key & ~(0xFULL << (4 * i))) | (code << (4 * i));
+            }
+        }
+        return key;
+    #endif
+    }
+
+    /* Working row w (8 slots) into a table row of R values at dst; wide != 0 allows
+       writing 8 values (the caller guarantees they are inside the table and that the
+       values past R are overwritten later, by the next row). */
+    static inline void hz_store8(int32_t* dst, const int32_t* w, int R, int wide) {
+    #if defined(__SSE2__)
+        if (wide) {
+            _mm_storeu_si128((__m128i*)dst, _mm_loadu_si128((const __m128i*)w));
+            if (R > 4)
+                _mm_storeu_si128((__m128i*)(dst + 4), _mm_loadu_si128((const __m128i*)(w + 4)));
+            return;
+        }
+    #endif
+        for (int i = 0; i < R; i++) dst[i] = w[i];
+    }
     """
+    uint64_t hz_check_pattern8(const int32_t* c, const int32_t* t, unsigned d) noexcept nogil
+    void hz_store8(int32_t* dst, const int32_t* w, int R, int wide) noexcept nogil
+    void hz_store8(int32_t* dst, const int32_t* w, int R, int wide) noexcept nogil
+    ctypedef struct Out "hz_out":
+        int32_t* pid
+        int32_t* src
+        int32_t* sci
+        int32_t* sni
+        int32_t* dst
+        int32_t* dci
+        int32_t* dni
+        int8_t* kind
+        uint8_t* inst
+    ctypedef struct Pattern "hz_pattern":
+        int n
+        uint8_t revert
+        uint8_t src[8]
+        uint8_t dst[8]
+        uint8_t inst[8]
+        int8_t sci[8]
+        int8_t sni[8]
+        int8_t dci[8]
+        int8_t dni[8]
+        int8_t kind[8]
+    void hz_put_pattern(const Out* o, Py_ssize_t n, int32_t p, const int32_t* pair,
+                        const Pattern* pt) noexcept nogil
+    unsigned hz_diffmask8(const int32_t* a, const int32_t* b) noexcept nogil
+    int hz_ctz(unsigned x) noexcept nogil
     int hz_index8(const int32_t* w, int32_t v) noexcept nogil
-    void hz_diffinfo8(const int32_t* a, const int32_t* b, int* n, int* last, int* both) noexcept nogil
     void hz_load8(const int32_t* src, int R, int wide, int32_t* dst) noexcept nogil
     int hz_bad8(const int32_t* w) noexcept nogil
-    int hz_target_bad8(const int32_t* c, const int32_t* t) noexcept nogil
     int hz_differ8(const int32_t* a, const int32_t* b) noexcept nogil
 
 # ----------------------------------------------------------------- constants
@@ -606,18 +707,6 @@ cdef void fix_cycles_c(const int32_t[:, ::1] cur, int32_t[:, ::1] tgt) noexcept 
                 tgt[p, i] = tw[i]
 
 
-cdef struct Out:
-    int32_t* pid
-    int32_t* src
-    int32_t* sci
-    int32_t* sni
-    int32_t* dst
-    int32_t* dci
-    int32_t* dni
-    int8_t* kind
-    uint8_t* inst
-
-
 cdef inline void put(Out* o, intp_t n, intp_t p, int32_t src, int32_t sci, int32_t sni,
                      int32_t dst, int32_t dci, int32_t dni, int8_t kind) noexcept nogil:
     """Write one decision at row ``n`` of the output columns. Cannot fail."""
@@ -632,43 +721,141 @@ cdef inline void put(Out* o, intp_t n, intp_t p, int32_t src, int32_t sci, int32
     o.inst[n] = (kind == K_REMOVE) | (kind == K_ASSIGN_LOST_OWNER)
 
 
-cdef intp_t plan_c(const int32_t[:, ::1] cur, const int32_t[:, ::1] tgt, int32_t[:, ::1] fixed,
-                   bint prioritized, intp_t capacity,
-                   int32_t[::1] o_pid, int32_t[::1] o_src, int32_t[::1] o_sci,
-                   int32_t[::1] o_sni, int32_t[::1] o_dst, int32_t[::1] o_dci,
-                   int32_t[::1] o_dni, int8_t[::1] o_kind, uint8_t[::1] o_inst,
-                   int* status, intp_t* which, intp_t* bad_row, intp_t* bad_col) noexcept nogil:
-    """The whole-table planner, validating each row as it goes (one pass).
+# ------------------------------------------------------------ pattern cache
+# The planner (cycle fix, decisions, prioritization) only compares members with each
+# other and with -1, so its result for a row depends on the row's equality pattern
+# (hz_check_pattern8) alone, the members being renamed. Real tables have few patterns (about
+# 50 in the 100,000 x 7 scenarios), so each is planned once per call and replayed for
+# every other row with the same pattern.
 
-    ``fixed`` holds a copy of ``tgt`` on entry and the cycle-fixed target on return.
-    Returns the number of decisions written. On invalid input returns -1 with
-    ``*status`` (BELOW_MINUS_ONE / DUPLICATE), ``*which`` (0 current, 1 target),
-    ``*bad_row``, ``*bad_col``; a broken planner invariant (impossible on valid input)
-    gives -1 with ``*status = INTERNAL``. Never raises.
-    """
-    cdef intp_t p, P = cur.shape[0], n = 0, q, m, nq
-    cdef int R = <int>cur.shape[1], i, nm, last, both, c = 0, first
+cdef enum:
+    CODE_NONE = 16       # member code "no member" (slot 16 of a pair row holds -1)
+    CACHE_BITS = 9
+    CACHE_SIZE = 512     # patterns remembered per call (1 << CACHE_BITS)
+    CACHE_PROBES = 8     # linear probes before a pattern is planned without caching
+
+
+cdef struct PatternCache:
+    uint64_t* keys       # CACHE_SIZE pattern keys, 0 = free (keys are never 0)
+    Pattern* pats        # CACHE_SIZE patterns (valid where the key is set)
+
+
+cdef inline int member_code(const int32_t* pair, int32_t v) noexcept nogil:
+    """Code of member ``v`` in a pair row (see :c:type:`Pattern`); -1 when it is in
+    neither row (cannot happen for a planner decision). Cannot fail."""
+    cdef int j
+    if v < 0:
+        return CODE_NONE
+    j = hz_index8(pair, v)
+    if j >= 0:
+        return j
+    j = hz_index8(pair + DEC_CAP, v)
+    if j >= 0:
+        return DEC_CAP + j
+    return -1
+
+
+cdef int plan_pattern(const int32_t* pair, int R, bint prioritized,
+                      Pattern* out) noexcept nogil:
+    """Plan one valid, differing row pair (``pair[0:8]`` current, ``pair[8:16]`` target,
+    ``pair[16] == -1``): cycle fix, Hazelcast's decisions, and with ``prioritized`` the
+    instant decisions first then the prioritized queue. Returns 0, or -1 if a planner
+    invariant is broken (impossible on validated input; status, no exception)."""
+    cdef int32_t tw[DEC_CAP]
     cdef Decisions d
     cdef intp_t order[DEC_CAP]
-    cdef int32_t cw[DEC_CAP]
-    cdef int32_t tw[DEC_CAP]
+    cdef intp_t q, m, nq
+    cdef int i, first, code_s, code_d
+    cdef const int32_t* cw = pair
+    for i in range(DEC_CAP):
+        tw[i] = pair[DEC_CAP + i]
+        # unused entries stay harmless (member codes in range)
+        out.src[i] = CODE_NONE; out.dst[i] = CODE_NONE
+        out.sci[i] = -1; out.sni[i] = -1; out.dci[i] = -1; out.dni[i] = -1
+        out.kind[i] = 0; out.inst[i] = 0
+    out.revert = 0
+    if fix_row(cw, tw, R):
+        for i in range(R):
+            if tw[i] != pair[DEC_CAP + i]:
+                out.revert |= <uint8_t>(1 << i)
+    first = 0
+    while first < R and cw[first] == tw[first]:
+        first += 1
+    if plan_row(cw, tw, R, first, &d) < 0:
+        return -1
+    # order: identity, or instant first then the prioritized queue
+    for m in range(d.n):
+        order[m] = m
+    if prioritized:
+        q = 0
+        for m in range(d.n):
+            if d.kind[m] == K_REMOVE or d.kind[m] == K_ASSIGN_LOST_OWNER:
+                order[q] = m
+                q += 1
+        nq = q
+        if nq > 0:
+            for m in range(d.n):
+                if not (d.kind[m] == K_REMOVE or d.kind[m] == K_ASSIGN_LOST_OWNER):
+                    order[q] = m
+                    q += 1
+        if d.n - nq > 1:
+            prioritize_order(&order[nq], d.n - nq, d.src, d.sci, d.sni, d.dst, d.dni)
+    for q in range(d.n):
+        m = order[q]
+        code_s = member_code(pair, d.src[m])
+        code_d = member_code(pair, d.dst[m])
+        if code_s < 0 or code_d < 0:
+            return -1
+        out.src[q] = <uint8_t>code_s
+        out.dst[q] = <uint8_t>code_d
+        out.sci[q] = <int8_t>d.sci[m]
+        out.sni[q] = <int8_t>d.sni[m]
+        out.dci[q] = <int8_t>d.dci[m]
+        out.dni[q] = <int8_t>d.dni[m]
+        out.kind[q] = d.kind[m]
+        out.inst[q] = (d.kind[m] == K_REMOVE) | (d.kind[m] == K_ASSIGN_LOST_OWNER)
+    out.n = d.n
+    return 0
+
+
+cdef inline intp_t cache_slot(const PatternCache* C, uint64_t key) noexcept nogil:
+    """Slot holding ``key``, or the free slot where it belongs, or -1 (no cache, or
+    CACHE_PROBES slots taken by other keys). Cannot fail."""
+    cdef intp_t h, probe
+    cdef uint64_t k
+    if C.keys == NULL:
+        return -1
+    h = <intp_t>((key * <uint64_t>0x9E3779B97F4A7C15ULL) >> (64 - CACHE_BITS))
+    for probe in range(CACHE_PROBES):
+        k = C.keys[h]
+        if k == key or k == 0:
+            return h
+        h = (h + 1) & (CACHE_SIZE - 1)
+    return -1
+
+
+cdef intp_t plan_rows(const int32_t[:, ::1] cur, const int32_t[:, ::1] tgt,
+                      int32_t[:, ::1] fixed, bint prioritized, intp_t capacity, Out* o,
+                      PatternCache* C, int* status, intp_t* which, intp_t* bad_row,
+                      intp_t* bad_col) noexcept nogil:
+    """Body of :func:`plan_c` (same contract) with the output pointers and the cache
+    (``C.keys == NULL``: plan every row). Never raises."""
+    cdef intp_t p, P = cur.shape[0], n = 0, slot
+    cdef int R = <int>cur.shape[1], i, c = 0, last
     cdef int32_t s, t
-    cdef const int32_t* pc
-    cdef const int32_t* pt
+    cdef unsigned dm
+    cdef uint64_t key
+    cdef int32_t pair[3 * DEC_CAP]     # [0:8] current, [8:16] target, [16] = -1
+    cdef int32_t* cw = &pair[0]
+    cdef int32_t* tw = &pair[DEC_CAP]
+    cdef const int32_t* pc = &cur[0, 0]
+    cdef const int32_t* pt = &tgt[0, 0]
+    cdef int32_t* pf = &fixed[0, 0]
+    cdef Pattern tmp
+    cdef const Pattern* pat
     cdef RowLoader L
-    cdef Out o
-    o.pid = NULL; o.src = NULL; o.sci = NULL; o.sni = NULL
-    o.dst = NULL; o.dci = NULL; o.dni = NULL; o.kind = NULL; o.inst = NULL
-    if P == 0:
-        return 0
-    if capacity > 0:
-        o.pid = &o_pid[0]; o.src = &o_src[0]; o.sci = &o_sci[0]; o.sni = &o_sni[0]
-        o.dst = &o_dst[0]; o.dci = &o_dci[0]; o.dni = &o_dni[0]
-        o.kind = &o_kind[0]; o.inst = &o_inst[0]
-    # (capacity == 0: equal tables, nothing is written; rows are still validated)
+    pair[CODE_NONE] = -1
     loader_init(&L, P, R)
-    pc = &cur[0, 0]
-    pt = &tgt[0, 0]
     for p in range(P):
         load_row8(&L, pc, p, cw)
         if row_suspect(cw):
@@ -677,67 +864,98 @@ cdef intp_t plan_c(const int32_t[:, ::1] cur, const int32_t[:, ::1] tgt, int32_t
                 which[0] = 0; bad_row[0] = p; bad_col[0] = c
                 return -1
         load_row8(&L, pt, p, tw)
-        if not differ8(cw, tw):
+        hz_store8(pf + p * R, tw, R, p < L.wide_rows)   # the target row, fixed below
+        dm = hz_diffmask8(cw, tw)
+        if dm == 0:
             continue
-        hz_diffinfo8(cw, tw, &nm, &last, &both)
-        if hz_target_bad8(cw, tw):     # cw is valid here, so only differing slots matter
+        key = hz_check_pattern8(cw, tw, dm)   # also checks tw (cw is valid here)
+        if key == 0:
             status[0] = check_row(tw, R, &c)
             if status[0] != S_OK:
                 which[0] = 1; bad_row[0] = p; bad_col[0] = c
                 return -1
-        if n + nm > capacity:
-            status[0] = S_INTERNAL; bad_row[0] = p
+            status[0] = S_INTERNAL; bad_row[0] = p   # (not reached: the check is exact)
             return -1
-        if nm == 1:
+        if dm & (dm - 1) == 0:
             # one differing slot: no cycle, and the new member is not elsewhere in the
             # row (it would make a second slot differ): REMOVE, COPY or MOVE.
+            if n >= capacity:
+                status[0] = S_INTERNAL; bad_row[0] = p
+                return -1
+            last = hz_ctz(dm)
             s = cw[last]
             t = tw[last]
             if t < 0:
-                put(&o, n, p, s, last, -1, -1, -1, -1, K_REMOVE)
+                put(o, n, p, s, last, -1, -1, -1, -1, K_REMOVE)
             elif s < 0:
-                put(&o, n, p, -1, -1, -1, t, -1, last,
+                put(o, n, p, -1, -1, -1, t, -1, last,
                     K_ASSIGN_LOST_OWNER if last == 0 else K_COPY)
             else:
-                put(&o, n, p, s, last, -1, t, -1, last, K_MOVE)
+                put(o, n, p, s, last, -1, t, -1, last, K_MOVE)
             n += 1
             continue
-        if both >= 2 and fix_row(cw, tw, R):   # a cycle needs two such slots
-            for i in range(R):
-                fixed[p, i] = tw[i]
-        first = 0
-        while first < R and cw[first] == tw[first]:
-            first += 1
-        if plan_row(cw, tw, R, first, &d) < 0:
+        slot = cache_slot(C, key)
+        if slot >= 0 and C.keys[slot] == key:
+            pat = &C.pats[slot]
+        else:
+            if plan_pattern(pair, R, prioritized, &tmp) < 0:
+                status[0] = S_INTERNAL; bad_row[0] = p
+                return -1
+            if slot >= 0:
+                C.pats[slot] = tmp
+                C.keys[slot] = key
+            pat = &tmp
+        if n + pat.n > capacity:
             status[0] = S_INTERNAL; bad_row[0] = p
             return -1
-        # order: identity, or instant first then the prioritized queue
-        nq = 0
-        if prioritized:
-            q = 0
-            for m in range(d.n):
-                if d.kind[m] == K_REMOVE or d.kind[m] == K_ASSIGN_LOST_OWNER:
-                    order[q] = m
-                    q += 1
-            nq = q
-            if nq == 0:
-                for m in range(d.n):
-                    order[m] = m
-            else:
-                for m in range(d.n):
-                    if not (d.kind[m] == K_REMOVE or d.kind[m] == K_ASSIGN_LOST_OWNER):
-                        order[q] = m
-                        q += 1
-            if d.n - nq > 1:
-                prioritize_order(&order[nq], d.n - nq, d.src, d.sci, d.sni, d.dst, d.dni)
-        else:
-            for m in range(d.n):
-                order[m] = m
-        for q in range(d.n):
-            m = order[q]
-            put(&o, n, p, d.src[m], d.sci[m], d.sni[m], d.dst[m], d.dci[m], d.dni[m], d.kind[m])
-            n += 1
+        if pat.revert:
+            for i in range(R):
+                if (pat.revert >> i) & 1:
+                    pf[p * R + i] = cw[i]
+        hz_put_pattern(o, n, <int32_t>p, pair, pat)
+        n += pat.n
     return n
+
+
+cdef intp_t plan_c(const int32_t[:, ::1] cur, const int32_t[:, ::1] tgt, int32_t[:, ::1] fixed,
+                   bint prioritized, intp_t capacity,
+                   int32_t[::1] o_pid, int32_t[::1] o_src, int32_t[::1] o_sci,
+                   int32_t[::1] o_sni, int32_t[::1] o_dst, int32_t[::1] o_dci,
+                   int32_t[::1] o_dni, int8_t[::1] o_kind, uint8_t[::1] o_inst,
+                   int* status, intp_t* which, intp_t* bad_row, intp_t* bad_col) noexcept nogil:
+    """The whole-table planner, validating each row as it goes (one pass).
+
+    ``fixed`` (uninitialised on entry) holds the cycle-fixed target on return.
+    The output columns have ``capacity + DEC_CAP`` rows; ``capacity`` bounds the
+    decisions (checked before every write). Returns the number of decisions written. On invalid input returns -1 with
+    ``*status`` (BELOW_MINUS_ONE / DUPLICATE), ``*which`` (0 current, 1 target),
+    ``*bad_row``, ``*bad_col``; a broken planner invariant (impossible on valid input)
+    gives -1 with ``*status = INTERNAL``. Never raises (if the per-call pattern cache
+    cannot be allocated, every row is planned).
+    """
+    cdef intp_t P = cur.shape[0], n
+    cdef Out o
+    cdef PatternCache C
+    if P == 0:
+        return 0
+    # the columns have capacity + DEC_CAP rows, so these pointers are valid even when
+    # no slot differs (capacity == 0: nothing is written; rows are still validated)
+    o.pid = &o_pid[0]; o.src = &o_src[0]; o.sci = &o_sci[0]; o.sni = &o_sni[0]
+    o.dst = &o_dst[0]; o.dci = &o_dci[0]; o.dni = &o_dni[0]
+    o.kind = &o_kind[0]; o.inst = &o_inst[0]
+    C.keys = <uint64_t*>calloc(CACHE_SIZE, sizeof(uint64_t))
+    C.pats = <Pattern*>malloc(CACHE_SIZE * sizeof(Pattern))
+    if C.keys == NULL or C.pats == NULL:
+        free(C.keys)
+        free(C.pats)
+        C.keys = NULL
+        C.pats = NULL
+    n = plan_rows(cur, tgt, fixed, prioritized, capacity, &o, &C, status, which,
+                  bad_row, bad_col)
+    free(C.keys)
+    free(C.pats)
+    return n
+
 
 
 cdef int apply_c(int32_t[:, ::1] reps, int32_t[::1] vers,
@@ -880,7 +1098,7 @@ cdef intp_t plan_into(const int32_t[:, ::1] current, const int32_t[:, ::1] targe
     cdef uint8_t[::1] a9 = cols[8].view(np.uint8)
     cdef intp_t n
     with nogil:
-        n = plan_c(current, target, f, prioritized, a1.shape[0],
+        n = plan_c(current, target, f, prioritized, a1.shape[0] - DEC_CAP,
                    a1, a2, a3, a4, a5, a6, a7, a8, a9, status, which, row, col)
     return n
 
@@ -896,15 +1114,16 @@ def plan(const int32_t[:, ::1] current, const int32_t[:, ::1] target, bint prior
     cdef intp_t P = current.shape[0], R = current.shape[1], n, which = -1, row = -1, col = -1
     cdef int status = S_OK
     cdef intp_t capacity
-    fixed = np.array(target, dtype=np.int32, copy=True, order="C")
+    fixed = np.empty((P, R), dtype=np.int32)   # the kernel writes every row
     # decisions <= slots that differ (module docstring); counting them first keeps the
     # outputs small (fewer fresh pages to fault in than a P * R bound would touch)
     with nogil:
         capacity = count_diff_c(current, target)
-    block = np.empty((7, capacity), dtype=np.int32)   # one allocation, 7 contiguous rows
+    # one allocation, 7 contiguous rows (+ DEC_CAP spare rows: never empty, see plan_c)
+    block = np.empty((7, capacity + DEC_CAP), dtype=np.int32)
     cols = [block[i] for i in range(7)]
-    cols.append(np.empty(capacity, dtype=np.int8))
-    cols.append(np.empty(capacity, dtype=np.bool_))
+    cols.append(np.empty(capacity + DEC_CAP, dtype=np.int8))
+    cols.append(np.empty(capacity + DEC_CAP, dtype=np.bool_))
     n = plan_into(current, target, prioritized, fixed, cols, &status, &which, &row, &col)
     if n < 0:
         return status, which, row, col, None, None

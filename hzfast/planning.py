@@ -258,6 +258,19 @@ destination_current_index, destination_new_index : ndarray[int32] of shape (N,)
         object.__setattr__(self, "target", target)
         object.__setattr__(self, "prioritized", bool(prioritized))
 
+    @classmethod
+    def _from_kernel(cls, cols, target, prioritized) -> "MigrationPlan":
+        """Wrap the planner kernel's fresh output (``cols`` = the seven int32 columns, kind
+        int8, instant bool; all C-contiguous, equal length) without re-checking it."""
+        self = object.__new__(cls)
+        for name, arr in zip(_COLUMNS + ("kind", "instant"), cols):
+            arr.setflags(write=False)
+            object.__setattr__(self, name, arr)
+        target.setflags(write=False)
+        object.__setattr__(self, "target", target)
+        object.__setattr__(self, "prioritized", bool(prioritized))
+        return self
+
     def __setattr__(self, name, value):
         raise AttributeError("MigrationPlan is immutable")
 
@@ -440,8 +453,7 @@ def plan_migrations(current, target, *, prioritize: bool = True) -> MigrationPla
         raise RuntimeError(f"migration planner invariant broken at partition {row}")
     if status:
         _raise_status(status, (a, b)[which], ("current", "target")[which], row, col)
-    return MigrationPlan(*cols[:7], kind=cols[7], instant=cols[8], target=fixed,
-                         prioritized=bool(prioritize))
+    return MigrationPlan._from_kernel(cols, fixed, prioritize)
 
 
 # --------------------------------------------------------------- prioritize

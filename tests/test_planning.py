@@ -256,6 +256,35 @@ def test_kernel_equals_reference_100k():
     assert all(v > 0 for v in plan.counts().values())
 
 
+@pytest.mark.parametrize("prioritized", [True, False])
+def test_kernel_pattern_reuse_equals_reference(prioritized):
+    """The kernel plans each row pattern once per call and renames members for the
+    repeats: repeats under random member renamings (cycles included) and far more
+    distinct patterns than it remembers must both match the reference exactly."""
+    rng = np.random.default_rng(7)
+    base_cur, base_tgt = random_tables(300, 7, 12, seed=11)
+    reps = 40
+    # each base row repeated under a random injective renaming of its 12 members
+    perms = np.stack([rng.permutation(1000)[:12] for _ in range(reps)]).astype(np.int32)
+    idx = np.repeat(np.arange(reps), len(base_cur))[:, None]
+
+    def rename(t):
+        t = np.tile(t, (reps, 1))
+        return np.ascontiguousarray(np.where(t < 0, -1, perms[idx, np.maximum(t, 0)]),
+                                    dtype=np.int32)
+
+    cur, tgt = rename(base_cur), rename(base_tgt)
+    order = rng.permutation(len(cur))            # interleave the repeats
+    cur, tgt = np.ascontiguousarray(cur[order]), np.ascontiguousarray(tgt[order])
+    assert hzfast.find_cycles(cur, tgt).sum() > 100
+    plan = hzfast.plan_migrations(cur, tgt, prioritize=prioritized)
+    assert_plan_equals_reference(plan, cur, tgt, prioritized)
+    # many distinct patterns (more than any per-call cache holds)
+    cur2, tgt2 = random_tables(20_000, 7, 40, seed=3)
+    plan2 = hzfast.plan_migrations(cur2, tgt2, prioritize=prioritized)
+    assert_plan_equals_reference(plan2, cur2, tgt2, prioritized)
+
+
 @pytest.mark.parametrize("R", [1, 2, 3, 4, 5, 6])
 def test_kernel_equals_reference_small_r(R):
     cur, tgt = random_tables(5_000, R, 3 + 2 * R, seed=R)
