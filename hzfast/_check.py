@@ -35,7 +35,7 @@ def check_partition_count(value, name: str = "partition_count") -> int:
     return check_int(value, name, minimum=1, maximum=2**31 - 1)
 
 
-def _as_array(value, name: str, ndim: int) -> np.ndarray:
+def as_int32_array(value, name: str, ndim: int) -> np.ndarray:
     """Arrays must already be int32 and C-contiguous; lists/tuples are converted."""
     if isinstance(value, np.ndarray):
         arr = value
@@ -72,7 +72,7 @@ def as_replicas(value, name: str = "replicas", *, member_count: int | None = Non
 
     Returns the array itself (never a copy for valid numpy input).
     """
-    arr = _as_array(value, name, 2)
+    arr = as_int32_array(value, name, 2)
     R = arr.shape[1]
     if R < 1 or R > max_replicas:
         raise ValueError(f"{name} must have 1..{max_replicas} replica columns, got {R}")
@@ -89,7 +89,7 @@ def as_replicas(value, name: str = "replicas", *, member_count: int | None = Non
 
 def as_versions(value, partition_count: int, name: str = "versions") -> np.ndarray:
     """Validate a version vector: int32, C-contiguous, shape (partition_count,)."""
-    arr = _as_array(value, name, 1)
+    arr = as_int32_array(value, name, 1)
     if arr.shape[0] != partition_count:
         raise ValueError(f"{name} must have length {partition_count} (one per partition), "
                          f"got {arr.shape[0]}")

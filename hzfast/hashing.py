@@ -269,7 +269,7 @@ def stamp(versions) -> int:
     """
     h = _k.stamp_fast(versions)  # int32 1-D C-contiguous ndarray: no further checks needed
     if h is None:
-        h = _k.stamp(_check._as_array(versions, "versions", 1))
+        h = _k.stamp(_check.as_int32_array(versions, "versions", 1))
     return h
 
 

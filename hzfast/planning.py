@@ -75,7 +75,7 @@ class Migration(NamedTuple):
 
 # --------------------------------------------------------------------- input
 def _table(value, name: str) -> np.ndarray:
-    arr = _check._as_array(value, name, 2)
+    arr = _check.as_int32_array(value, name, 2)
     R = arr.shape[1]
     if R < 1 or R > MAX_REPLICA_COUNT:
         raise ValueError(f"{name} must have 1..{MAX_REPLICA_COUNT} replica columns, got {R}")
