@@ -46,25 +46,8 @@ def versions(request):
 
 
 @pytest.fixture(scope="module")
-def int64_keys():
-    return np.random.default_rng(42).integers(-(2**63), 2**63 - 1, N_KEYS, dtype=np.int64)
-
-
-@pytest.fixture(scope="module")
 def int64_expected(int64_keys):
     return hzfast.partition_ids(int64_keys, PC)
-
-
-@pytest.fixture(scope="module")
-def string_keys():
-    """10M random ASCII strings of 6..16 bytes, as a pyarrow string array (from buffers)."""
-    rng = np.random.default_rng(7)
-    lengths = rng.integers(6, 17, N_KEYS, dtype=np.int32)
-    offsets = np.zeros(N_KEYS + 1, dtype=np.int32)
-    np.cumsum(lengths, out=offsets[1:])
-    data = rng.integers(97, 123, int(offsets[-1]), dtype=np.uint8)
-    return pa.Array.from_buffers(pa.string(), N_KEYS,
-                                 [None, pa.py_buffer(offsets), pa.py_buffer(data)])
 
 
 @pytest.fixture(scope="module")
