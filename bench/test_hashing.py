@@ -20,7 +20,6 @@ import struct
 
 import mmh3
 import numpy as np
-import pyarrow as pa
 import pytest
 
 import hzfast

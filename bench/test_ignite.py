@@ -13,7 +13,6 @@ CI runs this file with ``--benchmark-disable`` (every benchmark once); all resul
 checked against the reference inside the benchmark.
 """
 import numpy as np
-import pyarrow as pa
 import pytest
 
 from hzfast import ignite
