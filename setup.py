@@ -1,6 +1,8 @@
 """Build script: declares hzfast's Cython extensions.
 
-Every ``hzfast/_*.pyx`` file is one extension module ``hzfast._name``.
+Every ``_*.pyx`` file under ``hzfast/`` is one extension module named after its path
+(``hzfast/_hashing.pyx`` -> ``hzfast._hashing``, ``hzfast/migration/_planner.pyx`` ->
+``hzfast.migration._planner``).
 
 Environment switches
 --------------------
@@ -24,7 +26,7 @@ DEBUG = os.environ.get("HZFAST_DEBUG", "") not in ("", "0")
 ONLY = {s.strip() for s in os.environ.get("HZFAST_EXT", "").split(",") if s.strip()}
 
 directives = {
-    "language_level": 3,
+    "language_level": 3,   # set here once; no per-file header
     "boundscheck": DEBUG,
     "wraparound": DEBUG,
     "initializedcheck": DEBUG,
@@ -34,15 +36,17 @@ directives = {
 compile_args = ["-O0", "-g"] if DEBUG else ["-O3"]
 
 extensions = []
-for path in sorted(glob.glob(os.path.join("hzfast", "_*.pyx"))):
+for path in sorted(glob.glob(os.path.join("hzfast", "**", "_*.pyx"), recursive=True)):
     name = os.path.splitext(os.path.basename(path))[0]
     if ONLY and name not in ONLY:
         continue
+    module = os.path.splitext(path)[0].replace(os.sep, ".")
     extensions.append(
         Extension(
-            f"hzfast.{name}",
+            module,
             [path],
-            include_dirs=[np.get_include()],
+            # hzfast/ holds the C headers shared by the kernels (_rows.h)
+            include_dirs=[np.get_include(), "hzfast"],
             define_macros=[("NPY_NO_DEPRECATED_API", "NPY_2_0_API_VERSION")],
             extra_compile_args=compile_args,
         )
