@@ -17,8 +17,8 @@ from hzfast.members import Member, Members
 from hzfast.table import PartitionTable
 from hzfast.hashing import *  # noqa: F401,F403
 from hzfast.hashing import __all__ as _hashing_all
-from hzfast.planning import *  # noqa: F401,F403
-from hzfast.planning import __all__ as _planning_all
+from hzfast.migration import *  # noqa: F401,F403
+from hzfast.migration import __all__ as _migration_all
 from hzfast.arrangement import *  # noqa: F401,F403
 from hzfast.arrangement import __all__ as _arrangement_all
 from hzfast import ignite  # noqa: F401  (hzfast.ignite.assign, ...)
@@ -27,5 +27,5 @@ __version__ = "0.1.0"
 
 __all__ = [
     "DEFAULT_PARTITION_COUNT", "MAX_REPLICA_COUNT", "Member", "Members", "PartitionTable",
-    "ignite", *_hashing_all, *_planning_all, *_arrangement_all,
+    "ignite", *_hashing_all, *_migration_all, *_arrangement_all,
 ]

@@ -1,5 +1,4 @@
-# cython: language_level=3
-"""Arrangement kernels: repair, keepable counts, the arranger, cycle rows, report counts.
+"""Arrangement kernels: repair, keepable counts, the arranger, report counts.
 
 Every ``def`` here trusts its input: ``hzfast.arrangement`` validates (dtype, shape, member
 indices in ``[-1, M)``, quotas consistent) before calling. The arranger is a transliteration
@@ -8,6 +7,8 @@ of ``hzfast.reference.arrangement.arrange_core`` (same steps, same tie-breaks).
 import numpy as np
 
 from hzfast._types cimport int8_t, uint8_t, int32_t, uint32_t, int64_t, uint64_t, intp_t
+from hzfast._rows cimport ROW_SLOTS, RowLoader, hz_index, load_row8, loader_init
+from hzfast._cycles cimport closes_cycle, row_is_cyclic
 
 
 # ---------------------------------------------------------------------------- repair
@@ -72,32 +73,8 @@ cdef inline uint32_t rot(intp_t x, uint32_t s, intp_t n) noexcept nogil:
 
 
 cdef inline intp_t pos_in(const int32_t* row, intp_t W, int32_t m) noexcept nogil:
-    """Index of member m in a row of width W, or -1."""
-    cdef intp_t i
-    for i in range(W):
-        if row[i] == m:
-            return i
-    return -1
-
-
-cdef bint creates_cycle(const int32_t* crow, const int32_t* trow, intp_t W,
-                        intp_t j, intp_t r) noexcept nogil:
-    """Would moving the member at current index j to target index r close a cycle?"""
-    cdef intp_t k = r, t, step
-    cdef int32_t c
-    for step in range(W + 1):
-        c = crow[k]
-        if c < 0:
-            return False
-        t = pos_in(trow, W, c)
-        if t < 0:
-            return False
-        if t == j:
-            return True
-        if t == k:
-            return False
-        k = t
-    return False
+    """Index of member m (>= 0) in a row of width W < 8, or -1. Cannot fail."""
+    return hz_index(row, <int>W, m)
 
 
 cdef bint placeable(const int32_t* crow, const int32_t* trow, intp_t W,
@@ -111,7 +88,7 @@ cdef bint placeable(const int32_t* crow, const int32_t* trow, intp_t W,
         if i != r and x >= 0 and gid[x] == g:
             return False
     j = pos_in(crow, W, m)
-    if check_cycle and j >= 0 and j != r and creates_cycle(crow, trow, W, j, r):
+    if check_cycle and j >= 0 and j != r and closes_cycle(crow, trow, <int>W, <int>r, m):
         return False
     return True
 
@@ -236,7 +213,7 @@ cdef inline int32_t fast_member(const int32_t* crow, const int32_t* trow, intp_t
             continue
         mv = 0
         if cmark[m] == stamp and cpos[m] != r:
-            if creates_cycle(crow, trow, W, cpos[m], r):
+            if closes_cycle(crow, trow, <int>W, <int>r, m):
                 continue
             mv = 1
         if best < 0:
@@ -834,69 +811,6 @@ def arrange(const int32_t[:, ::1] cur, const int32_t[::1] gid, intp_t G, intp_t 
     return out, bool(w.cycle_fallback)
 
 
-# ---------------------------------------------------------------------------- cycles
-cdef bint row_has_cycle(const int32_t* c, const int32_t* t, intp_t W) noexcept nogil:
-    """DESIGN section 4 for one row (same width W)."""
-    cdef intp_t i, k, step, j
-    for i in range(W):
-        if c[i] < 0 or t[i] < 0 or c[i] == t[i]:
-            continue
-        k = i
-        for step in range(W):
-            if c[k] < 0:
-                break
-            j = pos_in(t, W, c[k])
-            if j < 0:
-                break
-            k = j
-            if c[k] == t[i]:
-                return True
-    return False
-
-
-cdef bint row_has_cycle_marked(const int32_t* c, const int32_t* t, intp_t W,
-                               int64_t* tpos, int64_t key) noexcept nogil:
-    """row_has_cycle with O(1) lookups: tpos[m] = key + index of m in t (key unique per
-    row, a multiple of 8 and > 0; tpos entries from other rows never equal it)."""
-    cdef intp_t i, k, step, j, moved = 0
-    cdef int64_t v
-    for i in range(W):
-        if t[i] >= 0:
-            tpos[t[i]] = key + i
-    for i in range(W):            # a cycle needs two members present in both, moved
-        if c[i] >= 0 and c[i] != t[i]:
-            v = tpos[c[i]]
-            if v >= key and v < key + 8:
-                moved += 1
-    if moved < 2:
-        return False
-    for i in range(W):
-        if c[i] < 0 or t[i] < 0 or c[i] == t[i]:
-            continue
-        k = i
-        for step in range(W):
-            if c[k] < 0:
-                break
-            v = tpos[c[k]]
-            if v < key or v >= key + 8:
-                break
-            k = <intp_t>(v - key)
-            if c[k] == t[i]:
-                return True
-    return False
-
-
-def cycle_rows(const int32_t[:, ::1] cur, const int32_t[:, ::1] tgt):
-    """ndarray[bool] (P,): rows of equal-width tables that form a cycle."""
-    cdef intp_t P = cur.shape[0], W = cur.shape[1], p
-    out = np.zeros(P, dtype=np.bool_)
-    cdef uint8_t[::1] o = out.view(np.uint8)
-    with nogil:
-        for p in range(P):
-            o[p] = row_has_cycle(&cur[p, 0], &tgt[p, 0], W)
-    return out
-
-
 # ---------------------------------------------------------------------------- report
 def report_scan(const int32_t[:, ::1] cur, const int32_t[:, ::1] tgt,
                 const int32_t[::1] gid, intp_t G, intp_t R_fill):
@@ -905,7 +819,7 @@ def report_scan(const int32_t[:, ::1] cur, const int32_t[:, ::1] tgt,
     Returns ``(slot_changes, cur_counts (W, M), tgt_counts (W, M), unfilled, duplicate_rows,
     lite_slots, cyclic (P,) bool)``: ``unfilled`` empty target slots at indices < R_fill,
     ``duplicate_rows`` target rows holding a group twice, ``lite_slots`` target slots
-    held by members with ``gid < 0``, ``cyclic`` rows forming a cycle (DESIGN section 4).
+    held by members with ``gid < 0``, ``cyclic`` rows forming a cycle (docs/design.md §4).
     """
     cdef intp_t P = cur.shape[0], W = cur.shape[1], M = gid.shape[0], p, r
     cdef int64_t changes = 0, unfilled = 0, dups = 0, lite = 0
@@ -917,10 +831,12 @@ def report_scan(const int32_t[:, ::1] cur, const int32_t[:, ::1] tgt,
     tc = np.zeros((W, M + 1), dtype=np.int32)
     cyc = np.zeros(P, dtype=np.bool_)
     seen_arr = np.full(G + 1, -1, dtype=np.int64)
-    tpos_arr = np.zeros(M + 1, dtype=np.int64)
     cdef int32_t[:, ::1] ccv = cc, tcv = tc
     cdef uint8_t[::1] cycv = cyc.view(np.uint8)
-    cdef int64_t[::1] seen = seen_arr, tpos = tpos_arr
+    cdef int64_t[::1] seen = seen_arr
+    cdef RowLoader L
+    cdef int32_t cw[ROW_SLOTS]
+    cdef int32_t tw[ROW_SLOTS]
     cdef int32_t* ccp = &ccv[0, 0] + 1
     cdef int32_t* tcp = &tcv[0, 0] + 1
     cdef const int32_t* crow
@@ -928,6 +844,7 @@ def report_scan(const int32_t[:, ::1] cur, const int32_t[:, ::1] tgt,
     if P == 0:
         return 0, cc[:, 1:], tc[:, 1:], 0, 0, 0, cyc
     with nogil:
+        loader_init(&L, P, <int>W)
         for p in range(P):
             dup = False
             row_changes = 0
@@ -952,7 +869,8 @@ def report_scan(const int32_t[:, ::1] cur, const int32_t[:, ::1] tgt,
             if dup:
                 dups += 1
             changes += row_changes
-            # a cycle needs at least two changed slots (row_has_cycle_marked says False)
-            if row_changes >= 2:
-                cycv[p] = row_has_cycle_marked(crow, trow, W, &tpos[0], (p + 1) * 8)
+            if row_changes >= 2:   # a cycle needs at least two changed slots
+                load_row8(&L, &cur[0, 0], p, cw)
+                load_row8(&L, &tgt[0, 0], p, tw)
+                cycv[p] = row_is_cyclic(cw, tw, ROW_SLOTS)
     return changes, cc[:, 1:], tc[:, 1:], unfilled, dups, lite, cyc

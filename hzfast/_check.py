@@ -1,7 +1,9 @@
-"""Boundary validation shared by every public function.
+"""The validator: boundary checks shared by every public function (docs/design.md §0).
 
-Kernels run with bounds checks off; everything that reaches them goes through
-these helpers first. Messages always name the argument and the problem.
+Kernels run with bounds checks off; everything that reaches them goes through these
+helpers first. Replica tables are checked by one kernel (``hzfast._validate``), whose
+status codes (``hzfast._types.Status``) are turned into messages here, and only here.
+Messages always name the argument and the problem.
 """
 from __future__ import annotations
 
@@ -13,6 +15,23 @@ from hzfast import _validate
 
 MAX_REPLICA_COUNT = 7
 DEFAULT_PARTITION_COUNT = 271
+INTERNAL = _validate.INTERNAL   # a kernel invariant broken (impossible on validated input)
+
+# why a plan's decision cannot be applied, per status
+_DECISION_PROBLEMS = {
+    _validate.BAD_PARTITION: "partition id out of range",
+    _validate.BAD_INDEX: "replica index out of range or inconsistent with its member",
+    _validate.BAD_MEMBER: "member index out of range",
+    _validate.SOURCE_MISMATCH: "the source is not at source_current_index",
+    _validate.DESTINATION_MISMATCH: "the destination is not at destination_current_index",
+    _validate.DUPLICATE: "it would put a member twice in the partition's row",
+    _validate.BELOW_MINUS_ONE: "member index < -1",
+}
+
+
+def decision_problem(status: int) -> str:
+    """What a kernel status says about a plan decision that cannot be applied."""
+    return _DECISION_PROBLEMS.get(status, "invalid")
 
 
 def check_int(value, name: str, *, minimum=None, maximum=None) -> int:
@@ -65,18 +84,21 @@ def as_int32_array(value, name: str, ndim: int) -> np.ndarray:
     raise TypeError(f"{name} must be a numpy int32 array, got {type(value).__name__}")
 
 
-def as_replicas(value, name: str = "replicas", *, member_count: int | None = None,
-                max_replicas: int = MAX_REPLICA_COUNT) -> np.ndarray:
-    """Validate a replica table: int32, C-contiguous, shape (P, R) with 1 <= R <= 7,
-    every value in [-1, member_count), no member twice in a row.
-
-    Returns the array itself (never a copy for valid numpy input).
-    """
+def as_table(value, name: str) -> np.ndarray:
+    """An int32, C-contiguous (P, R) array with 1 <= R <= 7 (values not yet checked)."""
     arr = as_int32_array(value, name, 2)
     R = arr.shape[1]
-    if R < 1 or R > max_replicas:
-        raise ValueError(f"{name} must have 1..{max_replicas} replica columns, got {R}")
-    status, row, col = _validate.check_replicas(arr, -1 if member_count is None else member_count)
+    if R < 1 or R > MAX_REPLICA_COUNT:
+        raise ValueError(f"{name} must have 1..{MAX_REPLICA_COUNT} replica columns, got {R}")
+    return arr
+
+
+def raise_for_status(status: int, name: str, arr: np.ndarray, row: int, col: int,
+                     member_count: int | None = None) -> None:
+    """Raise the ValueError for a failed table check of ``arr`` (argument ``name``) at
+    ``[row, col]``; return quietly when ``status`` is OK."""
+    if status == _validate.OK:
+        return
     if status == _validate.BELOW_MINUS_ONE:
         raise ValueError(f"{name}[{row}, {col}] = {arr[row, col]}: member indices must be >= -1")
     if status == _validate.TOO_LARGE:
@@ -84,7 +106,39 @@ def as_replicas(value, name: str = "replicas", *, member_count: int | None = Non
                          f"for {member_count} members")
     if status == _validate.DUPLICATE:
         raise ValueError(f"{name}: partition {row} holds member {arr[row, col]} twice")
-    return arr
+    raise ValueError(f"{name}: invalid row {row}")  # pragma: no cover - no other table status
+
+
+def check_table(value, name: str, *, member_count: int | None = None):
+    """Validate a replica table; return ``(array, largest member)`` (-1 if none).
+
+    The array is the input itself for valid numpy input (never a copy)."""
+    arr = as_table(value, name)
+    status, _, row, col, _, mx = _validate.check_tables(
+        arr, None, -1 if member_count is None else member_count)
+    raise_for_status(status, name, arr, row, col, member_count)
+    return arr, mx
+
+
+def check_pair(current, target, name_a: str = "current", name_b: str = "target"):
+    """Validate two replica tables of one shape; return ``(a, b, mismatching slots,
+    largest member)``."""
+    a = as_table(current, name_a)
+    b = as_table(target, name_b)
+    same_shape(a, b, name_a, name_b)
+    status, which, row, col, mismatches, mx = _validate.check_tables(a, b)
+    raise_for_status(status, (name_a, name_b)[which], (a, b)[which], row, col)
+    return a, b, mismatches, mx
+
+
+def as_replicas(value, name: str = "replicas", *,
+                member_count: int | None = None) -> np.ndarray:
+    """Validate a replica table: int32, C-contiguous, shape (P, R) with 1 <= R <= 7,
+    every value in [-1, member_count), no member twice in a row.
+
+    Returns the array itself (never a copy for valid numpy input).
+    """
+    return check_table(value, name, member_count=member_count)[0]
 
 
 def as_versions(value, partition_count: int, name: str = "versions") -> np.ndarray:

@@ -1,86 +1,116 @@
-# cython: language_level=3
-"""Validation kernels: one pass over a replica table, no Python objects."""
-from hzfast._types cimport int32_t, int64_t, uint64_t, intp_t
+"""The validation kernel: one pass over one or two replica tables, no Python objects.
 
-# Status codes returned by check_replicas_c (first problem found, row-major).
-cdef enum:
-    S_OK = 0
-    S_BELOW_MINUS_ONE = 1
-    S_TOO_LARGE = 2
-    S_DUPLICATE = 3
+Every public function reaches its kernel through ``hzfast._check``, which calls
+:func:`check_tables` and turns a status (``hzfast._types.Status``) into a ValueError that
+names the argument (docs/design.md section 0).
+"""
+from hzfast._types cimport (int32_t, intp_t, S_OK, S_BELOW_MINUS_ONE, S_TOO_LARGE, S_DUPLICATE,
+                           S_INTERNAL, S_BAD_PARTITION, S_BAD_INDEX, S_SOURCE_MISMATCH,
+                           S_DESTINATION_MISMATCH, S_BAD_MEMBER)
+from hzfast._rows cimport ROW_SLOTS, RowLoader, hz_differ8, load_row8, loader_init
 
+# the Status codes, for hzfast._check
 OK = S_OK
 BELOW_MINUS_ONE = S_BELOW_MINUS_ONE
 TOO_LARGE = S_TOO_LARGE
 DUPLICATE = S_DUPLICATE
+INTERNAL = S_INTERNAL
+BAD_PARTITION = S_BAD_PARTITION
+BAD_INDEX = S_BAD_INDEX
+SOURCE_MISMATCH = S_SOURCE_MISMATCH
+DESTINATION_MISMATCH = S_DESTINATION_MISMATCH
+BAD_MEMBER = S_BAD_MEMBER
 
 
-cdef int check_row_c(const int32_t* row, intp_t R, int32_t member_count,
-                     intp_t* bad_col) noexcept nogil:
-    """The first problem in one row (in slot order), as a status code."""
-    cdef intp_t i, j
-    cdef int32_t v
-    for i in range(R):
-        v = row[i]
-        if v < -1:
-            bad_col[0] = i
-            return S_BELOW_MINUS_ONE
-        if member_count >= 0 and v >= member_count:
-            bad_col[0] = i
-            return S_TOO_LARGE
-        if v >= 0:
-            for j in range(i):
-                if row[j] == v:
-                    bad_col[0] = i
-                    return S_DUPLICATE
+cdef int first_problem(const int32_t[:, ::1] a, const int32_t[:, ::1] b, bint has_b,
+                       int32_t member_count, intp_t* which, intp_t* row,
+                       intp_t* col) noexcept nogil:
+    """The exact first problem, row-major, ``a`` before ``b`` in each row (the slow path,
+    run only once a problem is known to exist). Cannot fail (returns a status)."""
+    cdef intp_t p, P = a.shape[0]
+    cdef int R = <int>a.shape[1], c = 0, st
+    for p in range(P):
+        st = check_row(&a[p, 0], R, member_count, &c)
+        if st != S_OK:
+            which[0] = 0; row[0] = p; col[0] = c
+            return st
+        if has_b:
+            st = check_row(&b[p, 0], R, member_count, &c)
+            if st != S_OK:
+                which[0] = 1; row[0] = p; col[0] = c
+                return st
     return S_OK
 
 
-cdef int check_replicas_c(const int32_t[:, ::1] a, int32_t member_count,
-                          intp_t* bad_row, intp_t* bad_col) noexcept nogil:
-    """Return a status code (the first problem in row-major order); on failure
-    *bad_row/*bad_col locate the slot.
+cdef int check_tables_c(const int32_t[:, ::1] a, const int32_t[:, ::1] b, bint has_b,
+                        int32_t member_count, intp_t* which, intp_t* row, intp_t* col,
+                        intp_t* mismatches, int32_t* max_member) noexcept nogil:
+    """Validate ``a`` (and ``b``, same shape), count the slots where they differ and find
+    the largest member. Returns a status, the first problem row-major (``a`` before ``b``
+    in a row). Never raises.
 
-    Each row is first checked branch-free (range via one unsigned comparison, duplicates
-    via a 64-bit member set); only a row that may have a problem (or holds a member
-    index >= 64) is re-scanned slot by slot (``check_row_c``) for the exact first
-    problem."""
-    cdef intp_t p, i, P = a.shape[0], R = a.shape[1]
-    cdef const int32_t* row
-    cdef int status
-    cdef int32_t v
-    cdef uint64_t lim, bad, seen, bit
+    The fast path loads each row as a working row and checks it branch-free (a value
+    < -1, a duplicate); the upper bound is checked once against the largest member. Only
+    when something is wrong is the exact first problem searched for."""
+    cdef intp_t p, P = a.shape[0], k, n
+    cdef int R = <int>a.shape[1]
+    cdef intp_t mm = 0
+    cdef int32_t mx = -1, v, w
+    cdef bint bad = False
+    cdef RowLoader L
+    cdef int32_t aw[ROW_SLOTS]
+    cdef int32_t bw[ROW_SLOTS]
+    cdef const int32_t* pa
+    cdef const int32_t* pb
+    mismatches[0] = 0
+    max_member[0] = -1
     if P == 0:
         return S_OK
-    row = &a[0, 0]
-    # rows whose members are all in [0, lim) are checked branch-free; any other row
-    # (a value >= lim, < -1, or a duplicate) is re-scanned by check_row_c
-    lim = <uint64_t>member_count if 0 <= member_count <= 64 else 64
+    loader_init(&L, P, R)
+    pa = &a[0, 0]
+    pb = &b[0, 0]
+    n = P * R
     for p in range(P):
-        bad = 0
-        seen = 0
-        for i in range(R):
-            v = row[i]
-            bad |= (<uint64_t>(<int64_t>v + 1)) > lim
-            bit = ((<uint64_t>(v >= 0)) << (v & 63))
-            bad |= seen & bit
-            seen |= bit
-        if bad:
-            status = check_row_c(row, R, member_count, bad_col)
-            if status != S_OK:
-                bad_row[0] = p
-                return status
-        row += R
+        load_row8(&L, pa, p, aw)
+        if row_suspect(aw):
+            bad = True
+            break
+        if has_b:
+            load_row8(&L, pb, p, bw)
+            if hz_differ8(aw, bw) and row_suspect(bw):
+                bad = True
+                break
+    if not bad:
+        for k in range(n):
+            v = pa[k]
+            mx = v if v > mx else mx
+        if has_b:
+            for k in range(n):
+                v = pa[k]
+                w = pb[k]
+                mx = w if w > mx else mx
+                mm += v != w
+        bad = member_count >= 0 and mx >= member_count
+    if bad:
+        return first_problem(a, b, has_b, member_count, which, row, col)
+    mismatches[0] = mm
+    max_member[0] = mx
     return S_OK
 
 
-def check_replicas(const int32_t[:, ::1] a, int member_count=-1):
-    """Check a replica table; return ``(status, row, col)``.
+def check_tables(const int32_t[:, ::1] a, b=None, int member_count=-1):
+    """Check one replica table, or two of equal shape (the caller checked the shapes).
 
-    ``member_count < 0`` skips the upper bound check.
+    Returns ``(status, which, row, col, mismatches, max_member)``: ``which`` is 0 for
+    ``a`` and 1 for ``b``, ``[row, col]`` the offending slot; ``mismatches`` counts the
+    slots where ``a != b``; ``max_member`` is the largest member (-1 if none).
+    ``member_count < 0`` skips the upper bound.
     """
-    cdef intp_t row = -1, col = -1
-    cdef int status
+    cdef const int32_t[:, ::1] bb = a if b is None else b
+    cdef bint has_b = b is not None
+    cdef intp_t which = -1, row = -1, col = -1, mm = 0
+    cdef int32_t mx = -1
+    cdef int st
     with nogil:
-        status = check_replicas_c(a, member_count, &row, &col)
-    return status, row, col
+        st = check_tables_c(a, bb, has_b, member_count, &which, &row, &col, &mm, &mx)
+    return st, which, row, col, mm, mx

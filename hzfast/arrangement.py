@@ -47,6 +47,7 @@ import numpy as np
 from hzfast import _arrange
 from hzfast._check import MAX_REPLICA_COUNT, as_replicas, as_versions, check_int
 from hzfast.members import Members
+from hzfast.migration.planner import fix_cycles
 
 __all__ = ["repair", "arrange", "arrangement_report", "ArrangementReport"]
 
@@ -300,32 +301,6 @@ def _quotas(cnt: np.ndarray, prep: _Prepared) -> np.ndarray:
     return mq
 
 
-def _revert_cycles(cur: np.ndarray, tgt: np.ndarray, rows: np.ndarray) -> None:
-    """Hazelcast's rule: on every cyclic chain, target[k] = current[k] (in place)."""
-    W = cur.shape[1]
-    for p in rows.tolist():
-        c, t = cur[p].tolist(), tgt[p].tolist()
-        for i in range(W):
-            if c[i] < 0 or t[i] < 0 or c[i] == t[i]:
-                continue
-            chain, k = [i], i
-            for _ in range(W):
-                if c[k] < 0 or c[k] not in t:
-                    chain = None
-                    break
-                k = t.index(c[k])
-                if c[k] == t[i]:
-                    chain.append(k)
-                    break
-                chain.append(k)
-            else:
-                chain = None
-            if chain:
-                for k in chain:
-                    t[k] = c[k]
-        tgt[p] = t
-
-
 # ----------------------------------------------------------------------------- arrange
 def arrange(current, members, *, grouping="per_member", replica_count=None) -> np.ndarray:
     """A balanced, minimal-move, cycle-free target table for the given members.
@@ -388,7 +363,7 @@ def arrange(current, members, *, grouping="per_member", replica_count=None) -> n
     out, maybe_cycles = _arrange.arrange(cur, prep.gid, prep.G, prep.R_fill, mq, prep.gstart,
                                          prep.gmem)
     if maybe_cycles:  # only when a row could be completed by a cycle-closing move alone
-        _revert_cycles(cur, out, np.flatnonzero(_arrange.cycle_rows(cur, out)))
+        out = fix_cycles(cur, out)
     return out
 
 
@@ -529,7 +504,7 @@ def arrangement_report(current, target, members, *, grouping="per_member",
                          f"{P} and {tgt.shape[0]}")
     W = max(prep.cur.shape[1], tgt.shape[1])
     cur, tgt = _pad(prep.cur, W), _pad(tgt, W)
-    M, G, R_fill, gid = len(members), prep.G, prep.R_fill, prep.gid
+    G, R_fill, gid = prep.G, prep.R_fill, prep.gid
     changes, cc, tc, unfilled, dups, lite_slots, cyc = _arrange.report_scan(cur, tgt, gid, G,
                                                                             R_fill)
     sizes = np.diff(prep.gstart).astype(np.int64)

@@ -8,12 +8,8 @@ from hzfast import Members, PartitionTable
 from hzfast import _arrange
 from hzfast import arrangement as A
 from hzfast.arrangement import arrange, arrangement_report, repair
+from hzfast.migration import find_cycles, fix_cycles
 from hzfast.reference import arrangement as ref
-
-
-def find_cycles(cur, tgt):
-    from hzfast.planning import find_cycles as fc
-    return np.asarray(fc(cur, tgt))
 
 
 def empty(P, R=7):
@@ -135,13 +131,12 @@ def test_kernel_equals_reference_random():
         mq = A._quotas(cnt, prep)
         got, maybe_cycles = _arrange.arrange(prep.cur, prep.gid, prep.G, prep.R_fill, mq,
                                              prep.gstart, prep.gmem)
-        assert maybe_cycles or not _arrange.cycle_rows(prep.cur, got).any()
+        assert maybe_cycles or not find_cycles(prep.cur, got).any()
         groups = [prep.gmem[prep.gstart[g]:prep.gstart[g + 1]].tolist() for g in range(prep.G)]
         want = ref.arrange_core(prep.cur.tolist(), prep.gid.tolist(), prep.G, prep.R_fill,
                                 mq.tolist(), groups)
         assert got.tolist() == want
-        assert _arrange.cycle_rows(prep.cur, got).tolist() == ref.cycle_rows(prep.cur.tolist(),
-                                                                           want)
+        assert find_cycles(prep.cur, got).tolist() == ref.cycle_rows(prep.cur.tolist(), want)
         tgt = arrange(cur, members, grouping=grouping)
         rep = check_target(cur, tgt, members, grouping)
         if rep.balanced:
@@ -150,12 +145,14 @@ def test_kernel_equals_reference_random():
     assert checked > 150
 
 
-def test_cycle_rows_matches_planner_find_cycles():
+def test_report_cycles_match_planner_find_cycles():
+    # the report's single-pass scan and the planner share one cycle routine
     rng = np.random.default_rng(5)
     cur = np.array([rng.permutation(6)[:4] for _ in range(300)], dtype=np.int32)
     tgt = np.array([rng.permutation(6)[:4] for _ in range(300)], dtype=np.int32)
-    assert (_arrange.cycle_rows(cur, tgt) == find_cycles(cur, tgt)).all()
-    assert _arrange.cycle_rows(cur, tgt).any()
+    cyclic = arrangement_report(cur, tgt, 6).cyclic_partitions
+    assert cyclic.tolist() == np.flatnonzero(find_cycles(cur, tgt)).tolist()
+    assert len(cyclic) > 0
 
 
 # ----------------------------------------------------------------------------- arrange
@@ -274,11 +271,11 @@ def test_cycles_are_never_created():
         assert not find_cycles(A._pad(cur, t.shape[1]), t).any()
 
 
-def test_revert_cycles_safety_net():
+def test_cycle_safety_net_reverts_whole_cycles():
+    # arrange's fallback (a row completed only by a cycle-closing move) uses fix_cycles
     cur = np.array([[0, 1, 2], [0, 1, -1]], dtype=np.int32)
     tgt = np.array([[1, 2, 0], [1, 0, -1]], dtype=np.int32)
-    A._revert_cycles(cur, tgt, np.array([0, 1]))
-    assert tgt.tolist() == cur.tolist()
+    assert fix_cycles(cur, tgt).tolist() == cur.tolist()
 
 
 def test_inputs_not_mutated_and_table_accepted():
@@ -401,7 +398,7 @@ def _members(n, kind):
 @pytest.mark.parametrize("P", [271, 787, 1549, 3217])
 def test_generator_stricter(P, kind):
     """Hazelcast's PartitionStateGeneratorTest, stricter: ±1 balance, cycle-free, plannable."""
-    from hzfast.planning import apply_migrations, plan_migrations
+    from hzfast.migration import apply_migrations, plan_migrations
     cur = empty(P)
     versions = np.zeros(P, dtype=np.int32)
     prev = None

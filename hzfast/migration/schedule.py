@@ -1,4 +1,4 @@
-"""Parallel execution schedule of a migration plan (DESIGN section 6, Hazelcast 4.1+).
+"""Parallel execution schedule of a migration plan (docs/design.md §6, Hazelcast 4.1+).
 
 Migrations of one partition run strictly one at a time, in queue order. Each round
 (every migration takes one time unit) scans the non-empty queues in partition order and
@@ -14,7 +14,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from hzfast import _check, _planner
+from hzfast import _check
+from hzfast.migration import _schedule
+from hzfast.migration.plan import MigrationPlan
 
 __all__ = ["Schedule", "schedule"]
 
@@ -72,32 +74,25 @@ def schedule(plan, *, max_parallel_migrations: int = 10, current=None) -> Schedu
     >>> s.start_round.tolist(), s.rounds      # both copy from member 0: one at a time
     ([0, 1], 2)
     """
-    from hzfast.planning import MigrationPlan, _one
-
     if not isinstance(plan, MigrationPlan):
         raise TypeError(f"plan must be a MigrationPlan, got {type(plan).__name__}")
     limit = _check.check_int(max_parallel_migrations, "max_parallel_migrations",
                              minimum=1, maximum=2**31 - 1)
     if current is not None:
-        rows, mx = _one(current, "current")
+        rows, _ = _check.check_table(current, "current")
         from_final = False
         if plan.target is not None and plan.target.shape != rows.shape:
             raise ValueError(f"plan is for a table of shape {plan.target.shape}, "
                              f"current has shape {rows.shape}")
     elif plan.target is not None:
-        rows, mx = plan.target, int(plan.target.max()) if plan.target.size else -1
+        rows = plan.target
         from_final = True
     else:
         raise ValueError("schedule needs current= when the plan has no target")
-    top = mx
-    for arr in (plan.source, plan.destination):
-        if len(arr):
-            top = max(top, int(arr.max()))
+    top = max(plan.max_member(), int(rows.max()) if rows.size else -1)
     work = np.array(rows, dtype=np.int32, copy=True, order="C")
-    rounds, start = _planner.schedule(
-        work, plan.partition_id, plan.source, plan.source_current_index,
-        plan.source_new_index, plan.destination, plan.destination_current_index,
-        plan.destination_new_index, plan.instant.view(np.uint8), limit, top + 1, from_final)
+    rounds, start = _schedule.schedule(work, plan._columns, plan.instant.view(np.uint8),
+                                       limit, top + 1, from_final)
     if rounds < 0:
         raise ValueError("plan does not fit the table (partition, index or member out of "
                          "range)")

@@ -1,5 +1,4 @@
-"""Tests of hzfast.planning: Hazelcast vectors, kernel == reference, properties, bad input."""
-import json
+"""hzfast.migration.planner: Hazelcast vectors, kernel == reference, properties, bad input."""
 
 import numpy as np
 import pytest
@@ -8,10 +7,13 @@ from hypothesis import strategies as st
 
 import hzfast
 from hzfast import MigrationKind, MigrationPlan, PartitionTable
-from hzfast.planning import Migration, TableDiff
+from hzfast.migration import Migration
 from hzfast.reference import planning as ref
 
+
 KIND_NAMES = {"SHIFT_UP+SHIFT_DOWN": "SHIFT_UP_SHIFT_DOWN", "COPY_LOST_OWNER": "ASSIGN_LOST_OWNER"}
+
+
 COLUMNS = ("partition_id", "source", "source_current_index", "source_new_index",
            "destination", "destination_current_index", "destination_new_index")
 
@@ -45,18 +47,6 @@ def plan_rows(plan):
     return list(zip(*(getattr(plan, c).tolist() for c in COLUMNS)))
 
 
-# ---------------------------------------------------------------- public API
-def test_public_names():
-    for name in ("find_cycles", "fix_cycles", "plan_migrations", "MigrationPlan", "MigrationKind",
-                 "prioritize", "apply_migrations", "diff"):
-        assert hasattr(hzfast, name), name
-    assert set(hzfast.planning.__all__) <= set(dir(hzfast))
-    assert [k.name for k in MigrationKind] == [
-        "REMOVE", "COPY", "ASSIGN_LOST_OWNER", "SHIFT_UP", "MOVE", "SHIFT_DOWN",
-        "SHIFT_UP_SOURCE_DROPPED", "SHIFT_UP_SHIFT_DOWN"]
-
-
-# ------------------------------------------------------------------- vectors
 def test_cycle_vectors(hz_vectors):
     cases = hz_vectors["cycle_tests"]
     assert len(cases) == 10
@@ -200,30 +190,6 @@ def test_prioritize_bad_input():
     assert hzfast.prioritize([]) == []
 
 
-# ------------------------------------------------------- kernel vs reference
-def random_tables(n, R, members, seed, hole_p=0.2, keep_bias=1.5):
-    """Valid random (current, target) pairs: distinct members per row, holes, targets
-    that reuse current members in other slots (shifts, cycles) or bring new ones."""
-    rng = np.random.default_rng(seed)
-    cur = np.argsort(rng.random((n, members)), axis=1)[:, :R].astype(np.int32)
-    cur[rng.random((n, R)) < hole_p] = -1
-    score = rng.random((n, members))
-    rows = np.arange(n)[:, None]
-    present = np.zeros((n, members), dtype=bool)
-    valid = cur >= 0
-    present[np.broadcast_to(rows, cur.shape)[valid], cur[valid]] = True
-    score += keep_bias * present
-    tgt = np.argsort(-score, axis=1)[:, :R].astype(np.int32)
-    # shuffle target slots per row, then punch holes
-    perm = np.argsort(rng.random((n, R)), axis=1)
-    tgt = np.take_along_axis(tgt, perm, axis=1)
-    tgt[rng.random((n, R)) < hole_p / 2] = -1
-    # some rows unchanged, some with a compacted owner
-    same = rng.random(n) < 0.1
-    tgt[same] = cur[same]
-    return np.ascontiguousarray(cur), np.ascontiguousarray(tgt)
-
-
 def reference_columns(cur, tgt, prioritized):
     fixed, rows = ref.plan_table(cur.tolist(), tgt.tolist(), prioritized)
     arr = np.array([r[:7] for r in rows], dtype=np.int32).reshape(-1, 7)
@@ -242,7 +208,7 @@ def assert_plan_equals_reference(plan, cur, tgt, prioritized):
     np.testing.assert_array_equal(plan.instant, inst)
 
 
-def test_kernel_equals_reference_100k():
+def test_kernel_equals_reference_100k(random_tables):
     cur, tgt = random_tables(100_000, 7, 12, seed=20240601)
     plan = hzfast.plan_migrations(cur, tgt)
     assert_plan_equals_reference(plan, cur, tgt, True)
@@ -257,7 +223,7 @@ def test_kernel_equals_reference_100k():
 
 
 @pytest.mark.parametrize("prioritized", [True, False])
-def test_kernel_pattern_reuse_equals_reference(prioritized):
+def test_kernel_pattern_reuse_equals_reference(random_tables, prioritized):
     """The kernel plans each row pattern once per call and renames members for the
     repeats: repeats under random member renamings (cycles included) and far more
     distinct patterns than it remembers must both match the reference exactly."""
@@ -286,14 +252,14 @@ def test_kernel_pattern_reuse_equals_reference(prioritized):
 
 
 @pytest.mark.parametrize("R", [1, 2, 3, 4, 5, 6])
-def test_kernel_equals_reference_small_r(R):
+def test_kernel_equals_reference_small_r(random_tables, R):
     cur, tgt = random_tables(5_000, R, 3 + 2 * R, seed=R)
     for prioritized in (False, True):
         plan = hzfast.plan_migrations(cur, tgt, prioritize=prioritized)
         assert_plan_equals_reference(plan, cur, tgt, prioritized)
 
 
-def test_large_member_indices():
+def test_large_member_indices(random_tables):
     # members above 64 exercise the validation filter's exact fallback
     cur, tgt = random_tables(3_000, 7, 200, seed=5)
     big = np.where(cur >= 0, cur * 64 + 1000, -1).astype(np.int32)
@@ -302,7 +268,6 @@ def test_large_member_indices():
     assert_plan_equals_reference(plan, big, bigt, True)
 
 
-# ----------------------------------------------------------------- properties
 @st.composite
 def tables(draw, max_p=6):
     R = draw(st.integers(1, 7))
@@ -380,88 +345,6 @@ def test_plan_properties(ct):
         assert inst == sorted(inst, reverse=True)
 
 
-@settings(max_examples=200, deadline=None)
-@given(tables())
-def test_diff_matches_reference(ct):
-    cur, tgt = ct
-    d = hzfast.diff(cur, tgt)
-    M = int(max(cur.max(), tgt.max())) + 1
-    mask, changed, gains, losses, moves = ref.diff(cur.tolist(), tgt.tolist(), M)
-    assert isinstance(d, TableDiff)
-    assert d.changed_slots.dtype == np.bool_
-    assert d.changed_slots.tolist() == mask
-    assert d.changed_partitions.tolist() == changed
-    assert d.gains.shape == (M, cur.shape[1]) and d.gains.tolist() == gains
-    assert d.losses.tolist() == losses
-    assert d.slot_moves == moves
-    d2 = hzfast.diff(cur, tgt, member_count=M + 3)
-    assert d2.gains.shape == (M + 3, cur.shape[1])
-
-
-# ------------------------------------------------------------ plan object API
-@pytest.fixture(scope="module")
-def sample():
-    cur, tgt = random_tables(2_000, 7, 12, seed=11)
-    return cur, tgt, hzfast.plan_migrations(cur, tgt)
-
-
-def test_plan_object(sample):
-    cur, tgt, plan = sample
-    n = len(plan)
-    assert n > 0
-    for col in COLUMNS:
-        arr = getattr(plan, col)
-        assert arr.dtype == np.int32 and arr.shape == (n,) and not arr.flags.writeable
-    assert plan.kind.dtype == np.int8 and plan.instant.dtype == np.bool_
-    recs = list(plan)
-    assert len(recs) == n and isinstance(recs[0], Migration)
-    assert recs[0] == plan[0] and recs[-1] == plan[-1]
-    assert isinstance(recs[0].kind, MigrationKind)
-    with pytest.raises(IndexError):
-        plan[n]
-    sub = plan[plan.kind == MigrationKind.MOVE]
-    assert isinstance(sub, MigrationPlan) and all(m.kind == MigrationKind.MOVE for m in sub)
-    counts = plan.counts()
-    assert set(counts) == set(MigrationKind) and sum(counts.values()) == n
-    assert counts[MigrationKind.MOVE] == len(sub)
-    inc, out = plan.member_counts()
-    assert inc.sum() == (plan.destination >= 0).sum() and out.sum() == (plan.source >= 0).sum()
-    inc20, _ = plan.member_counts(20)
-    assert inc20.shape == (20,) and inc20[:len(inc)].tolist() == inc.tolist()
-    with pytest.raises(ValueError, match="member_count"):
-        plan.member_counts(3)
-    assert len(plan.queued()) == n - plan.instant.sum()
-    with pytest.raises(AttributeError):
-        plan.source = None
-    assert "MigrationPlan(" in repr(plan)
-    p = int(plan.partition_id[0])
-    assert all(m.partition_id == p for m in plan.for_partition(p))
-    assert plan.decisions().shape == (n, 6)
-
-
-def test_plan_json_roundtrip(sample):
-    _, _, plan = sample
-    text = plan.to_json()
-    back = MigrationPlan.from_json(text)
-    assert back == plan
-    np.testing.assert_array_equal(back.kind, plan.kind)
-    np.testing.assert_array_equal(back.instant, plan.instant)
-    assert json.loads(text)["format"] == "hzfast.MigrationPlan/1"
-    with pytest.raises(ValueError, match="MigrationPlan"):
-        MigrationPlan.from_json("{}")
-    with pytest.raises(ValueError, match="MigrationPlan"):
-        MigrationPlan.from_json("not json")
-
-
-def test_plan_pandas(sample):
-    pd = pytest.importorskip("pandas")
-    _, _, plan = sample
-    df = plan.to_pandas()
-    assert isinstance(df, pd.DataFrame) and len(df) == len(plan)
-    assert list(df.columns) == [*COLUMNS, "kind", "instant"]
-    assert (df["kind"].astype(str) == [MigrationKind(k).name for k in plan.kind]).all()
-
-
 def test_partition_table_input(sample):
     cur, tgt, plan = sample
     members = hzfast.Members.from_count(12)
@@ -508,20 +391,6 @@ def test_empty_and_edge_tables():
     assert len(hzfast.plan_migrations(tgt, rot)) == 0
 
 
-def test_apply_versions_and_no_mutation(sample):
-    cur, tgt, plan = sample
-    v = np.arange(len(cur), dtype=np.int32)
-    cur0, v0 = cur.copy(), v.copy()
-    reps, vers = hzfast.apply_migrations(cur, v, plan)
-    np.testing.assert_array_equal(cur, cur0)
-    np.testing.assert_array_equal(v, v0)
-    inc = 1 + (plan.source_new_index > -1) + (plan.destination_current_index > -1)
-    expect = v0 + np.bincount(plan.partition_id, weights=inc, minlength=len(cur)).astype(np.int32)
-    np.testing.assert_array_equal(vers, expect)
-    np.testing.assert_array_equal(reps, plan.target)
-
-
-# ------------------------------------------------------------------ bad input
 GOOD = np.array([[0, 1, 2], [1, 2, 0]], dtype=np.int32)
 
 
@@ -567,7 +436,7 @@ def test_bad_tables(fn, which):
         call(np.zeros(3, dtype=np.int32))
 
 
-def test_duplicate_detected_far_in_table():
+def test_duplicate_detected_far_in_table(random_tables):
     cur, tgt = random_tables(50_000, 7, 12, seed=3)
     bad = tgt.copy()
     row = bad[49_999]
@@ -585,55 +454,3 @@ def test_duplicate_detected_far_in_table():
     same[7] = [1, 1, -1, -1, -1, -1, -1]
     with pytest.raises(ValueError, match="partition 7 holds member 1 twice"):
         hzfast.plan_migrations(same, same)
-
-
-def test_apply_bad_input(sample):
-    cur, tgt, plan = sample
-    v = np.zeros(len(cur), np.int32)
-    with pytest.raises(TypeError, match="plan must be a MigrationPlan"):
-        hzfast.apply_migrations(cur, v, [1, 2])
-    with pytest.raises(ValueError, match="versions must have length"):
-        hzfast.apply_migrations(cur, v[:-1], plan)
-    with pytest.raises(TypeError, match="versions must have dtype int32"):
-        hzfast.apply_migrations(cur, v.astype(np.int64), plan)
-    with pytest.raises(ValueError, match="plan is for a table of shape"):
-        hzfast.apply_migrations(cur[:, :3].copy(), v, plan)
-    with pytest.raises(ValueError, match="replicas: partition 0 holds member"):
-        bad = cur.copy()
-        bad[0] = [1, 1, -1, -1, -1, -1, -1]
-        hzfast.apply_migrations(bad, v, plan)
-    # a migration that would put a member twice in a row: ValueError, nothing mutated
-    reps = np.array([[0, 1, -1]], dtype=np.int32)
-    vers = np.array([5], dtype=np.int32)
-    dup = MigrationPlan([0], [-1], [-1], [-1], [1], [-1], [2])     # COPY member 1 to slot 2
-    with pytest.raises(ValueError, match=r"migration 0 .*partition 0.*twice"):
-        hzfast.apply_migrations(reps, vers, dup)
-    assert reps.tolist() == [[0, 1, -1]] and vers.tolist() == [5]
-    # second migration fails: still nothing mutated, no partial result
-    two = MigrationPlan([0, 0], [-1, -1], [-1, -1], [-1, -1], [2, 0], [-1, -1], [2, 2])
-    with pytest.raises(ValueError, match="migration 1"):
-        hzfast.apply_migrations(reps, vers, two)
-    assert reps.tolist() == [[0, 1, -1]] and vers.tolist() == [5]
-    # source not where the plan says
-    wrong = MigrationPlan([0], [3], [0], [-1], [4], [-1], [0])
-    with pytest.raises(ValueError, match="source is not at source_current_index"):
-        hzfast.apply_migrations(reps, vers, wrong)
-    # partition out of range, index out of range
-    with pytest.raises(ValueError, match="partition id out of range"):
-        hzfast.apply_migrations(reps, vers, MigrationPlan([1], [0], [0], [-1], [4], [-1], [0]))
-    with pytest.raises(ValueError, match="replica index out of range"):
-        hzfast.apply_migrations(reps, vers, MigrationPlan([0], [0], [0], [-1], [4], [-1], [3]))
-
-
-def test_diff_bad_member_count():
-    with pytest.raises(ValueError, match="member_count"):
-        hzfast.diff(GOOD, GOOD, member_count=2)
-    with pytest.raises(TypeError, match="member_count"):
-        hzfast.diff(GOOD, GOOD, member_count="3")
-
-
-def test_plan_constructor_validation():
-    with pytest.raises(ValueError, match="source has length"):
-        MigrationPlan([0, 1], [0], [0], [0], [0], [0], [0])
-    with pytest.raises(ValueError, match="partition_id must be 1-dimensional"):
-        MigrationPlan([[0]], [0], [0], [0], [0], [0], [0])

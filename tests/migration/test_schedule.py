@@ -12,20 +12,6 @@ COLUMNS = ("partition_id", "source", "source_current_index", "source_new_index",
            "destination", "destination_current_index", "destination_new_index")
 
 
-def random_tables(n, R, members, seed, hole_p=0.2):
-    rng = np.random.default_rng(seed)
-    cur = np.argsort(rng.random((n, members)), axis=1)[:, :R].astype(np.int32)
-    cur[rng.random((n, R)) < hole_p] = -1
-    score = rng.random((n, members))
-    present = np.zeros((n, members), dtype=bool)
-    valid = cur >= 0
-    present[np.broadcast_to(np.arange(n)[:, None], cur.shape)[valid], cur[valid]] = True
-    tgt = np.argsort(-(score + 1.5 * present), axis=1)[:, :R].astype(np.int32)
-    tgt = np.take_along_axis(tgt, np.argsort(rng.random((n, R)), axis=1), axis=1)
-    tgt[rng.random((n, R)) < hole_p / 2] = -1
-    return np.ascontiguousarray(cur), np.ascontiguousarray(tgt)
-
-
 def rows_of(plan):
     return [(*r, int(k), bool(i)) for r, k, i in zip(
         zip(*(getattr(plan, c).tolist() for c in COLUMNS)), plan.kind, plan.instant)]
@@ -37,7 +23,7 @@ def reference(plan, cur, limit):
 
 @pytest.mark.parametrize("limit", [1, 2, 10])
 @pytest.mark.parametrize("prioritized", [True, False])
-def test_schedule_equals_reference(limit, prioritized):
+def test_schedule_equals_reference(random_tables, limit, prioritized):
     cur, tgt = random_tables(3_000, 7, 12, seed=limit)
     plan = hzfast.plan_migrations(cur, tgt, prioritize=prioritized)
     s = hzfast.schedule(plan, max_parallel_migrations=limit)
@@ -49,7 +35,7 @@ def test_schedule_equals_reference(limit, prioritized):
     assert s2.start_round.tolist() == start
 
 
-def test_schedule_invariants():
+def test_schedule_invariants(random_tables):
     cur, tgt = random_tables(2_000, 7, 12, seed=9)
     plan = hzfast.plan_migrations(cur, tgt)
     limit = 3
@@ -68,7 +54,7 @@ def test_schedule_invariants():
         assert np.bincount(plan.destination[k]).max() <= limit
 
 
-def test_schedule_reconstructs_current():
+def test_schedule_reconstructs_current(random_tables):
     cur, tgt = random_tables(2_000, 7, 12, seed=4)
     plan = hzfast.plan_migrations(cur, tgt)
     for limit in (1, 10):

@@ -1,0 +1,18 @@
+"""The migration domain: plans, the planner, schedules, applying plans and table diffs.
+
+``hzfast`` re-exports every public name; data flows one way: ``plan`` (the plan value
+and its kinds) <- ``planner`` (tables -> plan) and ``apply`` / ``schedule`` (plan ->
+tables, rounds); ``diff`` compares tables. Kernels (``_*.pyx``) sit beside their module.
+See docs/design.md sections 4 to 6.
+"""
+from hzfast.migration.apply import apply_migrations
+from hzfast.migration.diff import TableDiff, diff
+from hzfast.migration.plan import Migration, MigrationKind, MigrationPlan
+from hzfast.migration.planner import find_cycles, fix_cycles, plan_migrations, prioritize
+from hzfast.migration.schedule import Schedule, schedule
+
+__all__ = [
+    "Migration", "MigrationKind", "MigrationPlan", "Schedule", "TableDiff",
+    "apply_migrations", "diff", "find_cycles", "fix_cycles", "plan_migrations",
+    "prioritize", "schedule",
+]
