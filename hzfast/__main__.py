@@ -1,5 +1,7 @@
+"""``python -m hzfast``: the ``hzfast`` command line."""
 import sys
 
 from hzfast.cli import main
 
-sys.exit(main())
+if __name__ == "__main__":
+    sys.exit(main())

@@ -25,10 +25,6 @@ def arrange(
     gmem: NDArray[np.int32],        # const int32_t[::1] members grouped by group
 ) -> tuple[NDArray[np.int32], bool]: ...  # target (P, W), cycle_fallback used
 
-def cycle_rows(
-    cur: NDArray[np.int32],         # const int32_t[:, ::1] (P, W)
-    tgt: NDArray[np.int32],         # const int32_t[:, ::1] (P, W)
-) -> NDArray[np.bool_]: ...         # (P,)
 
 def report_scan(
     cur: NDArray[np.int32],         # const int32_t[:, ::1] (P, W)

@@ -5,7 +5,7 @@ from hzfast._types cimport uint8_t, int32_t, uint32_t, int64_t, intp_t
 # Standard MurmurHash3_x86_32 of n bytes; returns the signed result. Cannot fail.
 cdef int32_t murmur3_32_c(const uint8_t* p, intp_t n, uint32_t seed) noexcept nogil
 
-# Hazelcast's non-standard MurmurHash3_x64_64 variant (DESIGN section 3). Cannot fail.
+# Hazelcast's non-standard MurmurHash3_x64_64 variant (docs/design.md §3). Cannot fail.
 cdef int64_t murmur3_x64_64_c(const uint8_t* p, intp_t n, int32_t seed) noexcept nogil
 
 # The partition-table stamp of P int32 versions (x64_64 variant over big-endian versions,

@@ -5,7 +5,7 @@ promote a backup where the owner is gone). :func:`arrange` computes the new targ
 deterministic, balanced per replica index and per member group, keeping every slot it can
 and never forming a migration cycle with the current table. :func:`arrangement_report`
 measures a target against the current table and a proven lower bound on slot changes.
-See DESIGN section 8.
+See docs/design.md §8.
 
 Algorithm of :func:`arrange` (kernel ``hzfast._arrange``, reference
 ``hzfast.reference.arrangement``):
@@ -439,7 +439,7 @@ def arrangement_report(current, target, members, *, grouping="per_member",
     that number for every balanced valid target, the counts per member and per group at
     each replica index, the largest deviation from the per-index average, whether the
     target is balanced and valid, and the partitions that form a migration cycle (the
-    definition of ``hzfast.find_cycles``, DESIGN section 4, computed in the same single
+    definition of ``hzfast.find_cycles``, docs/design.md §4, computed in the same single
     pass as the counts; the tests check both agree).
 
     **Lower bound, and why it holds.** Let ``G``, ``R_fill`` be as in :func:`arrange`,

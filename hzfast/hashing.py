@@ -210,7 +210,7 @@ def murmur3_x64_64(data, seed: int = HAZELCAST_SEED) -> int:
 
     It differs from the standard x64_128 (``mmh3.hash64``): other initial state, block
     constants that evolve per block, sign-extended tail bytes and a different
-    finalisation (see DESIGN section 3).
+    finalisation (see docs/design.md §3).
 
     Parameters
     ----------

@@ -95,19 +95,17 @@ class MovementEstimate:
                              "transfer_bytes": self.partition_transfer_bytes})
 
 
-def _replicas(value, name: str) -> np.ndarray:
+def _table(value, name: str) -> "hzfast.PartitionTable":
+    """A validated table (hzfast's own validator, through the public PartitionTable)."""
     if isinstance(value, hzfast.PartitionTable):
-        return np.asarray(value.replicas)
-    if isinstance(value, np.ndarray) and value.ndim == 2 and value.dtype == np.int32:
         return value
-    raise TypeError(f"{name} must be a hzfast.PartitionTable or an int32 replica array (P, R), "
-                    f"got {type(value).__name__}")
-
-
-def _member_count(value, reps: np.ndarray) -> int:
-    if isinstance(value, hzfast.PartitionTable):
-        return value.member_count
-    return int(reps.max()) + 1 if reps.size else 0
+    if not isinstance(value, np.ndarray):
+        raise TypeError(f"estimate_movement: {name} must be a hzfast.PartitionTable or an int32 "
+                        f"replica array (P, R), got {type(value).__name__}")
+    try:
+        return hzfast.PartitionTable(value)
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(f"estimate_movement: {name} is not a valid replica table: {exc}") from None
 
 
 def _pad(reps: np.ndarray, R: int) -> np.ndarray:
@@ -197,15 +195,15 @@ def estimate_movement(df, key_col, current, target, *, size_col=None, key_type=N
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
-    cur = _replicas(current, "current")
-    tgt = _replicas(target, "target")
+    current, target = _table(current, "current"), _table(target, "target")
+    cur, tgt = current.replicas, target.replicas
     if cur.shape[0] != tgt.shape[0]:
         raise ValueError(f"estimate_movement: current has {cur.shape[0]} partitions, target "
                          f"{tgt.shape[0]}: a partition count cannot change")
     P = cur.shape[0]
     R = max(cur.shape[1], tgt.shape[1])
     cur, tgt = _pad(cur, R), _pad(tgt, R)
-    M = max(_member_count(current, cur), _member_count(target, tgt))
+    M = max(current.member_count, target.member_count)
     if bandwidth is not None and not (isinstance(bandwidth, (int, float)) and bandwidth > 0):
         raise ValueError(f"estimate_movement: bandwidth must be a positive number of bytes/s, "
                          f"got {bandwidth!r}")

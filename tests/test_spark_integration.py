@@ -414,6 +414,11 @@ def test_bad_input_raises_before_any_job(spark, key_frame, table):
         (lambda: si.estimate_movement(df, "s", table, table, size_col="s"), TypeError, "bytes"),
         (lambda: si.estimate_movement(df, "x", table, table), ValueError, "not found"),
         (lambda: si.estimate_movement(df, "s", table, "t"), TypeError, "target"),
+        # hzfast's own validator checks array tables (a member twice, an index < -1)
+        (lambda: si.estimate_movement(df, "s", np.array([[0, 0]] * 271, np.int32), table),
+         ValueError, "current is not a valid replica table: replicas: partition 0 holds member 0"),
+        (lambda: si.estimate_movement(df, "s", table, np.full((271, 2), -2, np.int32)),
+         ValueError, "target is not a valid replica table"),
         (lambda: si.estimate_movement(df, "s", table, table, bandwidth=0), ValueError, "bandwidth"),
         (lambda: si.register_functions(spark, table="t"), TypeError, "table"),
         (lambda: si.register_functions(spark, partition_count=0), ValueError, "partition_count"),

@@ -102,7 +102,7 @@ def plan_migrations(current, target, *, prioritize: bool = True) -> MigrationPla
     """Hazelcast's migration decisions for every partition, in one pass.
 
     Per partition: cycles of ``target`` are reverted (:func:`fix_cycles`), then
-    Hazelcast's ``MigrationPlanner.planMigrations`` decides the migrations (DESIGN §5);
+    Hazelcast's ``MigrationPlanner.planMigrations`` decides the migrations (docs/design.md §5);
     with ``prioritize=True`` the queued part is reordered as the migration manager does
     (``prioritizeCopiesAndShiftUps``).
 

@@ -1,4 +1,4 @@
-"""Tests of hzfast.schedule against the pure-Python reference (DESIGN section 6)."""
+"""Tests of hzfast.schedule against the pure-Python reference (docs/design.md §6)."""
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
