@@ -1,4 +1,4 @@
-"""Benchmarks of hzfast.planning (pytest-benchmark).
+"""Benchmarks of hzfast.migration (pytest-benchmark).
 
 Scenarios (issue 3): P = 20,000 and 100,000, R = 2 and 7; current = balanced
 ``(p + r) % n``.

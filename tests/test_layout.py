@@ -1,0 +1,115 @@
+"""The architecture rules of docs/design.md §0, checked from the tree."""
+import ast
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PKG = ROOT / "hzfast"
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for path in PKG.rglob("*.py"):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out[".".join(parts)] = path
+    return out
+
+
+def _imports(name: str, path: Path, modules) -> set[str]:
+    """hzfast modules that ``name`` imports anywhere (functions included)."""
+    is_pkg = path.name == "__init__.py"
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                here = name if is_pkg else name.rsplit(".", 1)[0]
+                for _ in range(node.level - 1):
+                    here = here.rsplit(".", 1)[0]
+                base = f"{here}.{base}" if base else here
+            targets = [f"{base}.{a.name}" for a in node.names] + [base]
+        else:
+            continue
+        for t in targets:
+            while t and t not in modules:
+                t = t.rpartition(".")[0]
+            # a package importing its own submodules is how a face re-exports
+            if t and t != name and not (is_pkg and t.startswith(name + ".")):
+                found.add(t)
+    return found
+
+
+def _graph():
+    modules = _modules()
+    return {m: _imports(m, p, modules) for m, p in modules.items()}
+
+
+def test_graph_sees_imports():
+    g = _graph()
+    assert "hzfast.migration.plan" in g["hzfast.migration.planner"]
+    assert "hzfast._check" in g["hzfast.migration.apply"]
+
+
+def test_no_import_cycles():
+    g = _graph()
+    state: dict[str, int] = {}
+    cycles = []
+
+    def visit(m, stack):
+        state[m] = 1
+        stack.append(m)
+        for t in sorted(g[m]):
+            if state.get(t) == 1:
+                cycles.append(stack[stack.index(t):] + [t])
+            elif t not in state:
+                visit(t, stack)
+        stack.pop()
+        state[m] = 2
+
+    for m in sorted(g):
+        if m not in state:
+            visit(m, [])
+    assert cycles == []
+
+
+def test_reference_is_a_leaf_and_never_imported():
+    g = _graph()
+    for m, targets in g.items():
+        in_ref = m.startswith("hzfast.reference")
+        crossing = [t for t in targets if t.startswith("hzfast.reference") != in_ref]
+        assert crossing == [], (m, crossing)
+
+
+def test_one_status_enum_and_one_cycle_routine():
+    kernels = sorted(PKG.rglob("*.pyx")) + sorted(PKG.rglob("*.pxd"))
+    defines_status = [p.name for p in kernels if re.search(r"^\s+S_OK\s*=", p.read_text(), re.M)]
+    assert defines_status == ["_types.pxd"]
+    walks = [p.name for p in kernels
+             if re.search(r"^cdef .*\b(closes_cycle|cyclic_at|row_is_cyclic|fix_row|"
+                          r"creates_cycle|row_has_cycle\w*)\(", p.read_text(), re.M)]
+    assert walks == ["_cycles.pxd"]
+
+
+def test_tests_mirror_the_migration_modules():
+    for path in (PKG / "migration").glob("*.py"):
+        if path.name != "__init__.py":
+            assert (ROOT / "tests" / "migration" / f"test_{path.name}").exists(), path.name
+
+
+def test_import_is_light():
+    code = ("import sys, time; t = time.perf_counter(); import hzfast; "
+            "print(time.perf_counter() - t, 'pyspark' in sys.modules, "
+            "'hzfast.cli' in sys.modules, 'matplotlib' in sys.modules)")
+    best = None
+    for _ in range(5):
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             check=True, timeout=60, cwd=ROOT).stdout.split()
+        assert out[1:] == ["False", "False", "False"]
+        best = float(out[0]) if best is None else min(best, float(out[0]))
+    assert best < 0.25, best
