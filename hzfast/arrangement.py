@@ -26,16 +26,17 @@ Algorithm of :func:`arrange` (kernel ``hzfast._arrange``, reference
    whose group is not already earlier in the row); where a member holds more than its
    quota, free the excess in the rows that have the fewest empty slots so far (so the
    holes of a join land in distinct rows).
-4. Fill the holes index by index, row by row: the group with capacity that is not yet in
-   the row, preferring members that are not already in the current row (a member that
-   stays in a row keeps its index), then the group with the largest remaining capacity,
-   then the cyclic order of groups starting at a fixed hash of (partition, index) -
-   deterministic and well spread. A member may move to another index of its row only if
+4. Fill the holes index by index, row by row, among the groups with capacity that are
+   not yet in the row: the largest remaining capacity first, then members that would not
+   move within the row (a member that stays in a row keeps its index), then the cyclic
+   order starting at a fixed hash of (partition, index) - deterministic and well spread
+   (docs/design.md §8.5). A member may move to another index of its row only if
    that does not close a cycle. When no group fits, a breadth-first augmenting path
    shifts members between rows at the same index (rows filled in this pass first, then
    kept slots, each of which costs one extra change); as a last resort fill over quota
    (never happens in the tested scenarios; ``arrangement_report`` would say so).
-5. Safety net: any cycle left with the current table is reverted (Hazelcast's rule).
+5. Safety net: any cycle left with the current table is reverted (Hazelcast's rule,
+   :func:`hzfast.fix_cycles`).
 """
 from __future__ import annotations
 
