@@ -49,6 +49,17 @@ def check_int(value, name: str, *, minimum=None, maximum=None) -> int:
     return v
 
 
+def check_member_count(member_count, largest: int, holder: str) -> int:
+    """``member_count`` checked against the largest member ``holder`` uses (``None``: that
+    member + 1)."""
+    if member_count is None:
+        return largest + 1
+    member_count = check_int(member_count, "member_count", minimum=0)
+    if largest >= member_count:
+        raise ValueError(f"member_count={member_count} but {holder} {largest}")
+    return member_count
+
+
 def check_partition_count(value, name: str = "partition_count") -> int:
     """A positive int32 partition count."""
     return check_int(value, name, minimum=1, maximum=2**31 - 1)

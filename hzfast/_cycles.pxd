@@ -29,38 +29,34 @@ cdef inline bint cyclic_at(const int32_t* cur, const int32_t* tgt, int W,
     return closes_cycle(cur, tgt, W, index, tgt[index])
 
 
+cdef inline int next_cyclic(const int32_t* cur, const int32_t* tgt, int W,
+                            int start) noexcept nogil:
+    """The first slot ``i >= start`` where a cycle starts (both members set and
+    different, :func:`cyclic_at`), or -1. Cannot fail."""
+    cdef int i
+    for i in range(start, W):
+        if cur[i] >= 0 and tgt[i] >= 0 and cur[i] != tgt[i] and cyclic_at(cur, tgt, W, i):
+            return i
+    return -1
+
+
 cdef inline bint row_is_cyclic(const int32_t* cur, const int32_t* tgt, int W) noexcept nogil:
     """Hazelcast's ``isCyclic(old, new)``: some slot starts a cycle. Cannot fail."""
-    cdef int i
-    cdef int32_t c, t
-    for i in range(W):
-        c = cur[i]
-        t = tgt[i]
-        if c < 0 or t < 0 or c == t:
-            continue
-        if cyclic_at(cur, tgt, W, i):
-            return True
-    return False
+    return next_cyclic(cur, tgt, W, 0) >= 0
 
 
 cdef inline bint fix_row(const int32_t* cur, int32_t* tgt, int W) noexcept nogil:
     """Hazelcast's ``fixCycle(old, new)``: every slot on a cycle of ``tgt`` gets its
     current member back (in place); returns whether there was a cycle. Cannot fail."""
-    cdef int i, index, nxt, steps
-    cdef int32_t c, t
-    cdef bint cyclic = False
-    for i in range(W):
-        c = cur[i]
-        t = tgt[i]
-        if c < 0 or t < 0 or c == t:
-            continue
-        if cyclic_at(cur, tgt, W, i):
-            index = i
-            for steps in range(W + 1):
-                nxt = hz_index(tgt, W, cur[index])
-                tgt[index] = cur[index]
-                if nxt == -1:
-                    break
-                index = nxt
-            cyclic = True
+    cdef int i = next_cyclic(cur, tgt, W, 0), index, nxt, steps
+    cdef bint cyclic = i >= 0
+    while i >= 0:
+        index = i
+        for steps in range(W + 1):
+            nxt = hz_index(tgt, W, cur[index])
+            tgt[index] = cur[index]
+            if nxt == -1:
+                break
+            index = nxt
+        i = next_cyclic(cur, tgt, W, i + 1)
     return cyclic

@@ -167,8 +167,24 @@ cdef inline int index_of(const int32_t* row, int32_t v) noexcept nogil:
 
 
 # ------------------------------------------------------------------- planner
+cdef inline void put(Out* o, intp_t n, intp_t p, int32_t src, int32_t sci, int32_t sni,
+                     int32_t dst, int32_t dci, int32_t dni, int8_t kind) noexcept nogil:
+    """Write one decision at row ``n`` of the output columns. Cannot fail."""
+    o.pid[n] = <int32_t>p
+    o.src[n] = src
+    o.sci[n] = sci
+    o.sni[n] = sni
+    o.dst[n] = dst
+    o.dci[n] = dci
+    o.dni[n] = dni
+    o.kind[n] = kind
+    o.inst[n] = is_instant(kind)
+
+
 cdef struct Decisions:
+    # one row's decisions in emission order: columns, and an Out view of them (decisions_init)
     int n
+    int32_t pid[DEC_CAP]
     int32_t src[DEC_CAP]
     int32_t sci[DEC_CAP]
     int32_t sni[DEC_CAP]
@@ -176,25 +192,27 @@ cdef struct Decisions:
     int32_t dci[DEC_CAP]
     int32_t dni[DEC_CAP]
     int8_t kind[DEC_CAP]
+    uint8_t inst[DEC_CAP]
+    Out out
+
+
+cdef inline void decisions_init(Decisions* d) noexcept nogil:
+    """Empty ``d`` and point its Out view at its columns. Cannot fail."""
+    d.n = 0
+    d.out.pid = d.pid; d.out.src = d.src; d.out.sci = d.sci; d.out.sni = d.sni
+    d.out.dst = d.dst; d.out.dci = d.dci; d.out.dni = d.dni
+    d.out.kind = d.kind; d.out.inst = d.inst
 
 
 cdef inline int emit(Decisions* d, int32_t src, int32_t sci, int32_t sni,
                      int32_t dst, int32_t dci, int32_t dni, int8_t kind) noexcept nogil:
     """Append one decision (its kind is known at each call site and equals
-    ``hzfast.reference.planning.kind_of`` of the fields; the tests check it); returns -1
-    when the buffer is full
+    ``kind_of`` of the fields; the tests check it); returns -1 when the buffer is full
     (never on valid input)."""
-    cdef int n = d.n
-    if n >= DEC_CAP:
+    if d.n >= DEC_CAP:
         return -1
-    d.kind[n] = kind
-    d.src[n] = src
-    d.sci[n] = sci
-    d.sni[n] = sni
-    d.dst[n] = dst
-    d.dci[n] = dci
-    d.dni[n] = dni
-    d.n = n + 1
+    put(&d.out, d.n, 0, src, sci, sni, dst, dci, dni, kind)
+    d.n += 1
     return 0
 
 
@@ -250,7 +268,7 @@ cdef int plan_row(const int32_t* cur, const int32_t* t, int R, int first,
     cdef int32_t ti, si
     for i in range(DEC_CAP):
         s[i] = cur[i]
-    d.n = 0
+    decisions_init(d)
     i = first
     # Termination: every pass either advances i or emits a decision, and emit() fails
     # (-> return -1) beyond DEC_CAP decisions, so the loop is bounded without a counter.
@@ -338,53 +356,28 @@ cdef void prioritize_order(intp_t* order, intp_t n, const int32_t* src, const in
 
 
 # ------------------------------------------------------------ nogil cores
-cdef void find_cycles_c(const int32_t[:, ::1] cur, const int32_t[:, ::1] tgt,
-                        uint8_t[::1] out) noexcept nogil:
-    """Cannot fail."""
-    cdef intp_t p, P = cur.shape[0]
-    cdef int R = <int>cur.shape[1]
-    cdef int32_t cw[DEC_CAP]
-    cdef int32_t tw[DEC_CAP]
-    cdef RowLoader L
-    if P == 0:
-        return
-    loader_init(&L, P, R)
-    for p in range(P):
-        load_row8(&L, &cur[0, 0], p, cw)
-        load_row8(&L, &tgt[0, 0], p, tw)
-        out[p] = hz_differ8(cw, tw) and row_is_cyclic(cw, tw, DEC_CAP)
-
-
-cdef void fix_cycles_c(const int32_t[:, ::1] cur, int32_t[:, ::1] tgt) noexcept nogil:
-    """Fix ``tgt`` (the caller's copy) in place. Cannot fail."""
+cdef void cycles_c(const int32_t[:, ::1] cur, const int32_t[:, ::1] tgt, uint8_t* cyclic,
+                   int32_t* fixed) noexcept nogil:
+    """Per row of a non-empty pair of tables: ``cyclic[p]`` = whether the target row holds a
+    cycle (when ``cyclic`` is not NULL); with ``fixed`` (a copy of ``tgt``) not NULL, its
+    cycles are reverted there. Cannot fail."""
     cdef intp_t p, P = cur.shape[0]
     cdef int R = <int>cur.shape[1], i
     cdef int32_t cw[DEC_CAP]
     cdef int32_t tw[DEC_CAP]
+    cdef bint found
     cdef RowLoader L
-    if P == 0:
-        return
     loader_init(&L, P, R)
     for p in range(P):
         load_row8(&L, &cur[0, 0], p, cw)
         load_row8(&L, &tgt[0, 0], p, tw)
-        if hz_differ8(cw, tw) and fix_row(cw, tw, DEC_CAP):
+        found = hz_differ8(cw, tw) and (fix_row(cw, tw, DEC_CAP) if fixed != NULL
+                                        else row_is_cyclic(cw, tw, DEC_CAP))
+        if cyclic != NULL:
+            cyclic[p] = found
+        if found and fixed != NULL:
             for i in range(R):
-                tgt[p, i] = tw[i]
-
-
-cdef inline void put(Out* o, intp_t n, intp_t p, int32_t src, int32_t sci, int32_t sni,
-                     int32_t dst, int32_t dci, int32_t dni, int8_t kind) noexcept nogil:
-    """Write one decision at row ``n`` of the output columns. Cannot fail."""
-    o.pid[n] = <int32_t>p
-    o.src[n] = src
-    o.sci[n] = sci
-    o.sni[n] = sni
-    o.dst[n] = dst
-    o.dci[n] = dci
-    o.dni[n] = dni
-    o.kind[n] = kind
-    o.inst[n] = is_instant(kind)
+                fixed[p * R + i] = tw[i]
 
 
 # ------------------------------------------------------------ pattern cache
@@ -628,10 +621,11 @@ cdef intp_t plan_c(const int32_t[:, ::1] cur, const int32_t[:, ::1] tgt, int32_t
 # -------------------------------------------------------------- def entries
 def find_cycles(const int32_t[:, ::1] current, const int32_t[:, ::1] target):
     """Per-partition ``isCyclic`` -> ndarray[bool] of shape (P,)."""
-    out = np.empty(current.shape[0], dtype=np.bool_)
+    out = np.zeros(current.shape[0], dtype=np.bool_)
     cdef uint8_t[::1] o = out.view(np.uint8)
-    with nogil:
-        find_cycles_c(current, target, o)
+    if current.shape[0]:
+        with nogil:
+            cycles_c(current, target, &o[0], NULL)
     return out
 
 
@@ -639,8 +633,9 @@ def fix_cycles(const int32_t[:, ::1] current, const int32_t[:, ::1] target):
     """Copy of ``target`` with every cycle reverted to ``current`` (int32, (P, R))."""
     out = np.array(target, dtype=np.int32, copy=True, order="C")
     cdef int32_t[:, ::1] o = out
-    with nogil:
-        fix_cycles_c(current, o)
+    if current.shape[0]:
+        with nogil:
+            cycles_c(current, target, NULL, &o[0, 0])
     return out
 
 

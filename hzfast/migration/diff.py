@@ -51,11 +51,6 @@ def diff(current, target, *, member_count: int | None = None) -> TableDiff:
     (1, [0], [0, 1])
     """
     a, b, _, mx = _check.check_pair(current, target)
-    if member_count is None:
-        member_count = mx + 1
-    else:
-        member_count = _check.check_int(member_count, "member_count", minimum=0)
-        if mx >= member_count:
-            raise ValueError(f"member_count={member_count} but the tables hold member {mx}")
+    member_count = _check.check_member_count(member_count, mx, "the tables hold member")
     mask, changed, gains, losses, moves = _diff.diff(a, b, member_count)
     return TableDiff(mask, changed, gains, losses, int(moves))

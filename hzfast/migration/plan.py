@@ -236,13 +236,8 @@ destination_current_index, destination_new_index : ndarray[int32] of shape (N,)
         -------
         (ndarray[int64] of shape (M,), ndarray[int64] of shape (M,))
         """
-        top = self.max_member()
-        if member_count is None:
-            member_count = top + 1
-        else:
-            member_count = _check.check_int(member_count, "member_count", minimum=0)
-            if top >= member_count:
-                raise ValueError(f"member_count={member_count} but the plan uses member {top}")
+        member_count = _check.check_member_count(member_count, self.max_member(),
+                                                 "the plan uses member")
         dst = self.destination[self.destination >= 0]
         src = self.source[self.source >= 0]
         return (np.bincount(dst, minlength=member_count).astype(np.int64),

@@ -73,8 +73,8 @@ def fix_cycles(current, target) -> np.ndarray:
 
     Parameters
     ----------
-    current, target : ndarray[int32] of shape (P, R), or PartitionTable
-        Replica tables (``-1`` = empty slot), ``1 <= R <= 7``.
+    current, target
+        As :func:`find_cycles`.
 
     Returns
     -------
@@ -122,11 +122,8 @@ def plan_migrations(current, target, *, prioritize: bool = True) -> MigrationPla
 
     Raises
     ------
-    TypeError
-        Wrong dtype or type.
-    ValueError
-        Shapes differ, R outside 1..7, non-contiguous, index < -1 or a member twice in
-        a row of either table (the message names the argument and the partition).
+    TypeError, ValueError
+        As :func:`find_cycles`.
 
     Examples
     --------
