@@ -89,8 +89,8 @@ def fix_cycles(current, target) -> np.ndarray:
     Examples
     --------
     >>> import numpy as np, hzfast
-    >>> cur = np.array([[0, 1, 2]], dtype=np.int32)
-    >>> hzfast.fix_cycles(cur, np.array([[2, 0, 1]], dtype=np.int32)).tolist()
+    >>> old = np.array([[0, 1, 2]], dtype=np.int32)
+    >>> hzfast.fix_cycles(old, old[:, [2, 0, 1]]).tolist()    # a rotation is one cycle
     [[0, 1, 2]]
     """
     a, b, _, _ = _check.check_pair(current, target)
