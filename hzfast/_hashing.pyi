@@ -9,7 +9,6 @@ def murmur3_x64_64(data: bytes | memoryview, seed: int) -> int: ...  # const uin
 def stamp(versions: NDArray[np.int32]) -> int: ...  # const int32_t[::1] -> int64_t
 def stamp_fast(versions: object) -> int | None: ...  # object (int32 1-D C-contiguous ndarray, else None)
 def hash_to_index(h: int, partition_count: int) -> int: ...  # int32_t, int32_t -> int32_t
-def data_hash(data: bytes | memoryview) -> int: ...  # const uint8_t[::1] (len >= 8) -> int32_t
 def bulk_int32(keys: NDArray[np.int32], out: NDArray[np.int32], partition_count: int) -> None: ...  # const int32_t[::1], int32_t[::1], int32_t
 def bulk_int64(keys: NDArray[np.int64], out: NDArray[np.int32], partition_count: int) -> None: ...  # const int64_t[::1], int32_t[::1], int32_t
 def bulk_bytes(

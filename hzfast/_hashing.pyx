@@ -10,7 +10,7 @@ import numpy as np
 
 cimport numpy as cnp
 from libc.string cimport memcpy
-from hzfast._types cimport int8_t, uint8_t, int32_t, uint32_t, int64_t, uint64_t, intp_t
+from hzfast._types cimport int8_t, uint8_t, int32_t, uint32_t, int64_t, uint64_t, intp_t, offset_t
 
 cdef extern from *:
     """
@@ -260,11 +260,6 @@ cdef extern from "Python.h":
     Py_ssize_t PyUnicode_GET_LENGTH(object o)
     void* PyUnicode_DATA(object o)
     const char* PyUnicode_AsUTF8AndSize(object o, Py_ssize_t* size) except NULL
-
-
-ctypedef fused offset_t:
-    int32_t
-    int64_t
 
 cdef enum:
     HZ_SEED = 0x01000193          # Hazelcast's murmur seed
@@ -650,13 +645,6 @@ def hash_to_index(int32_t h, int32_t partition_count):
     return hash_to_index_c(h, partition_count)
 
 
-def data_hash(const uint8_t[::1] data):
-    """Partition hash of one serialized Data blob (``len(data) >= 8``)."""
-    if data.shape[0] < 8:
-        raise ValueError(f"serialized data needs at least 8 bytes, got {data.shape[0]}")
-    return _hash_data(&data[0], data.shape[0])
-
-
 # ----------------------------------------------------------------------------- scalar keys
 # One key at a time without building its serialized bytes (partition_id, Table.locate).
 def str_hash(str key):
@@ -682,7 +670,7 @@ def int64_hash(int64_t key):
 
 
 def bytes_data_hash(bytes data):
-    """As :func:`data_hash` for a ``bytes`` object (no memoryview round trip)."""
+    """Partition hash of one serialized Data blob (``len(data) >= 8``)."""
     cdef Py_ssize_t n = len(data)
     if n < 8:
         raise ValueError(f"serialized data needs at least 8 bytes, got {n}")

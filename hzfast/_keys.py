@@ -18,6 +18,7 @@ never write into them. Validation happens here, once; kernels then trust the bat
 Contract (shared with ``hzfast.ignite``; keep it stable)::
 
     normalize_keys(keys, key_type=None, name="keys") -> KeyBatch
+    int_key(key, key_type, name) -> ("int" | "long", value)     # one integer key
 """
 from __future__ import annotations
 
@@ -36,7 +37,8 @@ try:  # the C encoder for lists of str (falls back to join/encode if not built)
 except ImportError:  # pragma: no cover
     _encode_str_list = _encode_utf32 = None
 
-__all__ = ["KEY_TYPES", "KeyBatch", "normalize_keys", "check_key_type", "is_scalar_key"]
+__all__ = ["KEY_TYPES", "KeyBatch", "normalize_keys", "check_key_type", "is_scalar_key",
+           "int_key"]
 
 KEY_TYPES = ("string", "int", "long", "data")
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
@@ -71,6 +73,34 @@ def is_scalar_key(key) -> bool:
     return isinstance(key, (str, int, bytes, bytearray, memoryview, np.generic))
 
 
+def int_key(key, key_type, name: str) -> tuple[str, int]:
+    """Java type and value of one integer key: ``("int", v)`` (Integer) or ``("long", v)``.
+
+    ``key`` is a Python int or numpy integer (not a bool); ``key_type`` None infers it:
+    numpy ``int64`` scalars are Longs (their array meaning), anything else an Integer.
+    Raises TypeError if ``key_type`` is not None, "int" or "long", ValueError (naming
+    ``name``) if the value does not fit the Java type.
+    """
+    if key_type not in (None, "int", "long"):
+        raise TypeError(f"{name}: key_type={key_type!r} does not match an int key")
+    v = int(key)
+    kind = key_type or ("long" if isinstance(key, np.int64) else "int")
+    if kind == "int" and not INT32_MIN <= v <= INT32_MAX:
+        raise _not_integer(name, v)
+    if kind == "long" and not INT64_MIN <= v <= INT64_MAX:
+        raise _not_long(name, v)
+    return kind, v
+
+
+def _not_integer(name: str, v: int) -> ValueError:
+    return ValueError(f"{name} = {v} does not fit a Java Integer (int32); "
+                      f"pass key_type='long' to hash it as a Long")
+
+
+def _not_long(name: str, v: int) -> ValueError:
+    return ValueError(f"{name} = {v} does not fit a Java Long (int64)")
+
+
 # --------------------------------------------------------------------------- helpers
 _EMPTY_U8 = np.empty(0, dtype=np.uint8)
 _EMPTY_U8.flags.writeable = False
@@ -102,8 +132,7 @@ def _ints(values: np.ndarray, key_type, name: str, natural: str) -> KeyBatch:
             bad = np.flatnonzero((values < INT32_MIN) | (values > INT32_MAX))
             if bad.size:
                 i = int(bad[0])
-                raise ValueError(f"{name}[{i}] = {int(values[i])} does not fit a Java Integer "
-                                 f"(int32); pass key_type='long' to hash it as a Long")
+                raise _not_integer(f"{name}[{i}]", int(values[i]))
         values = values.astype(np.int32)
     return KeyBatch("int", values.shape[0], values, None, None)
 
@@ -235,8 +264,7 @@ def _from_sequence(seq, key_type, name: str) -> KeyBatch:
     except OverflowError:
         for i, k in enumerate(seq):
             if not INT64_MIN <= int(k) <= INT64_MAX:
-                raise ValueError(f"{name}[{i}] = {int(k)} does not fit a Java Long "
-                                 f"(int64)") from None
+                raise _not_long(f"{name}[{i}]", int(k)) from None
         raise  # pragma: no cover
     if values.ndim != 1:  # pragma: no cover - defensive
         raise ValueError(f"{name} must be a flat sequence of keys")

@@ -1,0 +1,156 @@
+"""What every command prints: a rich summary for people, or one JSON document with ``--json``.
+
+rich is imported inside the functions that draw, never when the module is imported.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import numpy as np
+
+__all__ = ["add_json_flag", "console", "emit", "json_default", "kv_table"]
+
+
+def add_json_flag(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Give a sub-command the ``--json`` flag every command has.
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+        The sub-command's parser; ``--json`` becomes its first option after ``-h``.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        ``parser`` itself, so that the call can wrap ``add_parser``.
+
+    Examples
+    --------
+    >>> p = add_json_flag(argparse.ArgumentParser())
+    >>> p.parse_args(["--json"]).json, p.parse_args([]).json
+    (True, False)
+    """
+    parser.add_argument("--json", action="store_true", help="print one JSON document")
+    return parser
+
+
+def console():
+    """A rich console on standard output.
+
+    Returns
+    -------
+    rich.console.Console
+        A new console writing to ``sys.stdout`` (as it is when printing).
+    """
+    from rich.console import Console
+    return Console(stderr=False)
+
+
+def emit(args: argparse.Namespace, payload: dict,
+         render: Callable[[Any, dict], None]) -> None:
+    """Print a command's result: ``payload`` as JSON with ``--json``, else ``render`` it.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line; only ``args.json`` is read.
+    payload : dict
+        The result. With ``--json`` it is written to stdout as one indented JSON document
+        (numpy scalars and arrays converted by :func:`json_default`) and a newline.
+    render : callable
+        ``render(console, payload)`` prints the human-readable summary otherwise.
+
+    Examples
+    --------
+    >>> emit(argparse.Namespace(json=True), {"partitions": np.int64(271)}, None)
+    {
+      "partitions": 271
+    }
+    """
+    if args.json:
+        json.dump(payload, sys.stdout, indent=2, default=json_default)
+        sys.stdout.write("\n")
+    else:
+        render(console(), payload)
+
+
+def json_default(o: Any) -> Any:
+    """Convert the numpy values a payload may hold into JSON's types (``json.dump(default=)``).
+
+    Parameters
+    ----------
+    o : object
+        A value ``json`` cannot serialise by itself.
+
+    Returns
+    -------
+    int, float or list
+        ``int`` for numpy integers, ``float`` for numpy floats, nested lists for arrays.
+
+    Raises
+    ------
+    TypeError
+        For any other type, naming it.
+
+    Examples
+    --------
+    >>> json.dumps({"n": np.int32(7), "x": np.float64(0.5), "a": np.arange(3)},
+    ...            default=json_default)
+    '{"n": 7, "x": 0.5, "a": [0, 1, 2]}'
+    >>> json_default(object())
+    Traceback (most recent call last):
+    ...
+    TypeError: not JSON serialisable: object
+    """
+    if isinstance(o, np.integer):
+        return int(o)
+    if isinstance(o, np.floating):
+        return float(o)
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    raise TypeError(f"not JSON serialisable: {type(o).__name__}")
+
+
+def kv_table(title: str, rows: Iterable[tuple[Any, Any]]):
+    """A two-column rich table of ``(what, value)`` rows, without a header.
+
+    Integers are printed with thousands separators, except booleans and rows whose name
+    contains ``stamp`` (a stamp is an identifier, printed plainly); other values by ``str``.
+
+    Parameters
+    ----------
+    title : str
+        The table's title.
+    rows : iterable of (key, value)
+        The rows, in order; keys are printed with ``str``.
+
+    Returns
+    -------
+    rich.table.Table
+        The table, ready for ``console.print``.
+
+    Examples
+    --------
+    >>> from rich.console import Console
+    >>> c = Console(width=40, color_system=None)
+    >>> rows = [("partitions", 20000), ("stamp", -12345), ("ok", True)]
+    >>> c.print(kv_table("t", rows))  # doctest: +NORMALIZE_WHITESPACE
+                  t
+    ┌────────────┬────────┐
+    │ partitions │ 20,000 │
+    │ stamp      │ -12345 │
+    │ ok         │   True │
+    └────────────┴────────┘
+    """
+    from rich.table import Table
+    t = Table(title=title, show_header=False)
+    t.add_column("what", style="bold")
+    t.add_column("value", justify="right")
+    for k, v in rows:
+        plain = "stamp" in str(k) or isinstance(v, bool)
+        t.add_row(str(k), f"{v:,}" if isinstance(v, (int, np.integer)) and not plain else str(v))
+    return t
