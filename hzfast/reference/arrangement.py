@@ -1,13 +1,31 @@
 """Pure-Python reference for :mod:`hzfast.arrangement` (test oracle, benchmark baseline).
 
-Readable transliteration of the kernels in ``hzfast/_arrange.pyx``: the same steps in the
-same order with the same tie-breaks, so the two must agree slot for slot. Plain lists,
-no numpy in the hot loops. Input is assumed already validated/prepared by
-:mod:`hzfast.arrangement` (``prepare`` and ``quotas`` there are shared).
+Readable transliteration of docs/design.md §8 and of the kernels in ``hzfast/_arrange.pyx``:
+the same steps in the same order with the same tie-breaks, so the two must agree slot for
+slot. Plain lists, no numpy in the hot loops.
+
+A leaf oracle: it imports numpy, the standard library and :mod:`hzfast.reference.planning`
+(whose Hazelcast ``isCyclic``/``fixCycle`` port is the reference's one cycle routine), never
+hzfast's production modules. Groups (§8.3) and quotas (§8.4) are derived here again from the
+design, so a mistake in ``hzfast.arrangement``'s helpers cannot hide in both. A ``members``
+argument is a ``Members`` registry (read through its ``lite``, ``hosts``, ``zones`` and
+``groups`` attributes) or an int ``n``, meaning what ``Members.from_count(n)`` means.
 """
 from __future__ import annotations
 
-__all__ = ["repair", "arrange", "arrange_core", "keepable_counts", "cycle_rows", "mix"]
+import operator
+
+import numpy as np
+
+from hzfast.reference.planning import fix_cycle, is_cyclic, is_cyclic_at
+
+__all__ = ["repair", "arrange", "arrange_core", "keepable_counts", "cycle_rows", "mix",
+           "group_ids", "quotas"]
+
+# Duplicated on purpose (hzfast._check.MAX_REPLICA_COUNT): the oracle imports nothing of
+# the code it checks.
+MAX_REPLICA_COUNT = 7
+GROUPINGS = ("per_member", "host", "zone", "custom")
 
 
 def mix(a: int, b: int, c: int) -> int:
@@ -59,25 +77,6 @@ def repair(replicas, alive, versions):
         out.append(row)
         vout.append(v)
     return out, vout
-
-
-def _creates_cycle(cur_row, tgt_row, m, j, r):
-    """Would placing member m (now at index j of cur_row) at index r close a cycle?"""
-    k = r
-    for _ in range(len(cur_row) + 1):
-        c = cur_row[k]
-        if c < 0:
-            return False
-        try:
-            t = tgt_row.index(c)
-        except ValueError:
-            return False
-        if t == j:
-            return True
-        if t == k:
-            return False
-        k = t
-    return False
 
 
 def arrange_core(cur, gid, G, R_fill, mq, groups):
@@ -153,9 +152,14 @@ def arrange_core(cur, gid, G, R_fill, mq, groups):
         for i in range(W):
             if i != r and tgt[p][i] >= 0 and gid[tgt[p][i]] == g:
                 return False
-        if check_cycle and m in cur[p]:
-            j = cur[p].index(m)
-            if j != r and _creates_cycle(cur[p], tgt[p], m, j, r):
+        if check_cycle and m in cur[p] and cur[p].index(m) != r:
+            # would m at (p, r) close a cycle with the current row? (Hazelcast's isCyclic
+            # at r, with m placed there; the slot is empty while it is being filled)
+            row, held = tgt[p], tgt[p][r]
+            row[r] = m
+            cyclic = is_cyclic_at(cur[p], row, r)
+            row[r] = held
+            if cyclic:
                 return False
         return True
 
@@ -273,28 +277,21 @@ def _augment(p, r, tgt, keep, P, G, gid, gcap, mcap, placeable, best_member, kep
 
 
 def cycle_rows(cur, tgt):
-    """Per row: True when the row has a cycle (DESIGN section 4)."""
+    """Per row: True when the row has a migration cycle (docs/design.md §4).
+
+    Rows of different widths are padded with empty slots; the test is Hazelcast's
+    ``isCyclic`` (:func:`hzfast.reference.planning.is_cyclic`).
+    """
     out = []
     for c, t in zip(cur, tgt):
         n = max(len(c), len(t))
-        c = list(c) + [-1] * (n - len(c))
-        t = list(t) + [-1] * (n - len(t))
-        found = False
-        for i in range(n):
-            if c[i] < 0 or t[i] < 0 or c[i] == t[i]:
-                continue
-            k = i
-            for _ in range(n):
-                if c[k] < 0 or c[k] not in t:
-                    break
-                k = t.index(c[k])
-                if c[k] == t[i]:
-                    found = True
-                    break
-            if found:
-                break
-        out.append(found)
+        out.append(is_cyclic(_padded(c, n), _padded(t, n)))
     return out
+
+
+def _padded(row, n):
+    row = list(row)
+    return row + [-1] * (n - len(row))
 
 
 def keepable_counts(cur, gid, R_fill):
@@ -312,20 +309,175 @@ def keepable_counts(cur, gid, R_fill):
     return cnt
 
 
-def arrange(current, members, *, grouping="per_member", replica_count=None):
-    """Reference ``hzfast.arrange``: same validation/quotas (shared), pure-Python core."""
-    import numpy as np
+# ----------------------------------------------------------------------------- groups
+def _labels(members, grouping):
+    """``(lite flags, label per member)`` of a registry (or int count) under a grouping."""
+    if isinstance(members, (int, np.integer)) and not isinstance(members, (bool, np.bool_)):
+        n = int(members)
+        if n < 0:
+            raise ValueError(f"members must be >= 0, got {n}")
+        lite = [False] * n
+        columns = {"host": ["127.0.0.1"] * n,            # Members.from_count: one host,
+                   "zone": [""] * n,                     # no zone,
+                   "custom": [f"member-{i}" for i in range(n)]}   # a group per member
+    else:
+        try:
+            lite = [bool(x) for x in members.lite]
+            columns = {"host": list(members.hosts), "zone": list(members.zones),
+                       "custom": list(members.groups)}
+        except AttributeError:
+            raise TypeError("members must be a Members registry or an int member count, "
+                            f"got {type(members).__name__}") from None
+    n = len(lite)
+    columns["per_member"] = list(range(n))
+    if isinstance(grouping, str):
+        if grouping not in GROUPINGS:
+            raise ValueError(f"grouping must be 'per_member', 'host', 'zone', 'custom' or an "
+                             f"array of group ids, got {grouping!r}")
+        return lite, columns[grouping]
+    if not isinstance(grouping, (np.ndarray, list, tuple)):
+        raise TypeError("grouping must be 'per_member', 'host', 'zone', 'custom' or an array "
+                        f"of group ids per member, got {type(grouping).__name__}")
+    labels = np.asarray(grouping)
+    if labels.ndim != 1 or labels.shape[0] != n:
+        raise ValueError(f"grouping array must have one group id per member ({n}), got "
+                         f"shape {labels.shape}")
+    return lite, labels.tolist()
 
-    from hzfast import arrangement as A
-    prep = A._prepare(current, members, grouping, replica_count)
-    cur, gid = prep.cur.tolist(), prep.gid.tolist()
-    cnt = np.array(keepable_counts(cur, gid, prep.R_fill), dtype=np.int32).reshape(
-        prep.R_fill, len(gid))
-    mq = A._quotas(cnt, prep).tolist()
-    groups = [prep.gmem[prep.gstart[g]:prep.gstart[g + 1]].tolist() for g in range(prep.G)]
-    tgt = arrange_core(cur, gid, prep.G, prep.R_fill, mq, groups)
-    out = np.array(tgt, dtype=np.int32).reshape(prep.cur.shape)
-    rows = np.flatnonzero(cycle_rows(cur, tgt))
-    if rows.size:
-        A._revert_cycles(prep.cur, out, rows)
-    return out
+
+def group_ids(members, grouping="per_member"):
+    """``(gid, G)``: the group of every member (docs/design.md §8.3).
+
+    Data (non-lite) members with equal labels share a group; groups are numbered in the
+    order their first member appears (by index); lite members get -1. A single group of
+    two or more members is split, as Hazelcast does, so that backups remain possible: the
+    first half of its members (by index) becomes group 1.
+    """
+    lite, labels = _labels(members, grouping)
+    data = [m for m in range(len(lite)) if not lite[m]]
+    if not data:
+        raise ValueError("members has no data (non-lite) members: nothing can hold partitions")
+    gid = [-1] * len(lite)
+    first_seen = {}
+    for m in data:
+        gid[m] = first_seen.setdefault(labels[m], len(first_seen))
+    G = len(first_seen)
+    if G == 1 and len(data) >= 2:
+        for m in data[: len(data) // 2]:
+            gid[m] = 1
+        G = 2
+    return gid, G
+
+
+# ----------------------------------------------------------------------------- quotas
+def quotas(cnt, gid, G, R_fill, P):
+    """Member quotas ``mq[r][m]`` from keepable counts ``cnt[r][m]`` (docs/design.md §8.4).
+
+    At each index every group gets ``P // G`` slots; the ``P % G`` extra slots go to the
+    groups holding the most there (ties: the fewest extras so far, then the lower id).
+    When every index is filled by every group (``R_fill == G``) each group must get
+    exactly ``P % G`` extras in all: a group that needs one at every index left is served
+    first, the others only while they still need one. When fewer extras fit than indices
+    (``P - R_fill * (P // G) < R_fill``), groups with the most extras still allowed come
+    first. Inside a group the group's quota ``Q`` is split over its ``n`` members:
+    ``Q // n`` each, one more for the ``Q % n`` members holding the most (ties: lower
+    index). Lite members (``gid == -1``) get 0.
+    """
+    M = len(gid)
+    members_of = [[m for m in range(M) if gid[m] == g] for g in range(G)]
+    f, e = divmod(P, G)
+    gq = [[f] * G for _ in range(R_fill)]
+    if e:
+        exact = R_fill == G
+        kmax = P - R_fill * f              # most extras one group can take over all indices
+        capped = not exact and kmax < R_fill
+        extras = [0] * G
+        for r in range(R_fill):
+            held = [sum(cnt[r][m] for m in members_of[g]) for g in range(G)]
+            left = R_fill - r              # indices still to serve, this one included
+            if exact:
+                need = [e - extras[g] for g in range(G)]
+                forced = [g for g in range(G) if need[g] == left]
+                rest = sorted((g for g in range(G) if need[g] > 0 and need[g] != left),
+                              key=lambda g: (-held[g], -need[g], g))
+                picked = forced + rest[: max(0, e - len(forced))]
+            elif capped:
+                room = [kmax - extras[g] for g in range(G)]
+                picked = sorted((g for g in range(G) if room[g] > 0),
+                                key=lambda g: (-room[g], -held[g], g))[:e]
+            else:
+                picked = sorted(range(G), key=lambda g: (-held[g], extras[g], g))[:e]
+            for g in picked:
+                gq[r][g] += 1
+                extras[g] += 1
+    mq = [[0] * M for _ in range(R_fill)]
+    for r in range(R_fill):
+        for g in range(G):
+            ranked = sorted(members_of[g], key=lambda m: (-cnt[r][m], m))
+            Q, n = gq[r][g], len(ranked)
+            for rank, m in enumerate(ranked):
+                mq[r][m] = Q // n + (1 if rank < Q % n else 0)
+    return mq
+
+
+# ----------------------------------------------------------------------------- arrange
+def _replica_count(replica_count, G):
+    if replica_count is None:
+        return min(G, MAX_REPLICA_COUNT)
+    if isinstance(replica_count, (bool, np.bool_)):
+        raise TypeError("replica_count must be an integer, got bool")
+    try:
+        R = operator.index(replica_count)
+    except TypeError:
+        raise TypeError("replica_count must be an integer, got "
+                        f"{type(replica_count).__name__}") from None
+    if not 1 <= R <= MAX_REPLICA_COUNT:
+        raise ValueError(f"replica_count must be in 1..{MAX_REPLICA_COUNT}, got {R}")
+    return R
+
+
+def _table_rows(current, M):
+    """``current`` (array, list of rows, or anything with ``.replicas``) as a list of rows
+    and its width, checked: 1..7 columns, members in [-1, M), none twice in a row."""
+    arr = np.asarray(getattr(current, "replicas", current))
+    if arr.ndim == 1 and arr.size == 0:
+        arr = arr.reshape(0, 1)
+    if arr.ndim != 2:
+        raise ValueError(f"current must be 2-dimensional, got shape {arr.shape}")
+    if arr.size and arr.dtype.kind not in "iu":
+        raise TypeError(f"current must hold integers, got {arr.dtype}")
+    width = arr.shape[1]
+    if not 1 <= width <= MAX_REPLICA_COUNT:
+        raise ValueError(f"current must have 1..{MAX_REPLICA_COUNT} replica columns, got "
+                         f"{width}")
+    bad = np.argwhere((arr < -1) | (arr >= M))
+    if bad.size:
+        p, r = bad[0].tolist()
+        raise ValueError(f"current[{p}, {r}] = {arr[p, r]}: not a member index in -1..{M - 1}")
+    ordered = np.sort(arr, axis=1)
+    twice = np.flatnonzero(((ordered[:, 1:] == ordered[:, :-1]) & (ordered[:, 1:] >= 0)).any(1))
+    if twice.size:
+        raise ValueError(f"current: partition {twice[0]} holds a member twice")
+    return arr.tolist(), width
+
+
+def arrange(current, members, *, grouping="per_member", replica_count=None):
+    """Reference ``hzfast.arrange``: the same result, derived in plain Python.
+
+    Groups (:func:`group_ids`), the replica count (default ``min(G, 7)``), the current
+    table padded with empty slots to ``max(width, replica_count)``, quotas from the
+    keepable counts (:func:`quotas`), :func:`arrange_core`, then Hazelcast's rule on any
+    cycle left with the current table: revert it (``fixCycle``, docs/design.md §4).
+    Returns ndarray[int32] of shape (P, max(width, replica_count)).
+    """
+    gid, G = group_ids(members, grouping)
+    R = _replica_count(replica_count, G)
+    R_fill = min(R, G)
+    rows, width = _table_rows(current, len(gid))
+    W = max(width, R)
+    cur = [_padded(row, W) for row in rows]
+    mq = quotas(keepable_counts(cur, gid, R_fill), gid, G, R_fill, len(cur))
+    groups = [[m for m in range(len(gid)) if gid[m] == g] for g in range(G)]
+    tgt = arrange_core(cur, gid, G, R_fill, mq, groups)
+    tgt = [fix_cycle(c, t)[1] for c, t in zip(cur, tgt)]
+    return np.array(tgt, dtype=np.int32).reshape(len(cur), W)

@@ -3,7 +3,9 @@
 A line-by-line port of Hazelcast's ``MigrationPlanner`` (``planMigrations``,
 ``isCyclic``/``fixCycle``) and of ``MigrationManager.prioritizeCopiesAndShiftUps``,
 working on plain lists (``-1`` = empty slot / no index). It is the test oracle of the
-Cython kernels in ``hzfast._planner`` and the baseline of the benchmarks.
+Cython kernels in ``hzfast._planner`` and the baseline of the benchmarks. Its
+:func:`is_cyclic_at` and :func:`fix_cycle` are the reference's only cycle routine
+(:mod:`hzfast.reference.arrangement` uses them too; docs/design.md §4).
 
 A *decision* is a 6-tuple ``(source, source_current_index, source_new_index,
 destination, destination_current_index, destination_new_index)``.
@@ -26,7 +28,15 @@ def index_of(row, member):
 
 
 # ---------------------------------------------------------------------- cycles
-def _is_cyclic_at(current, target, index):
+def is_cyclic_at(current, target, index):
+    """Hazelcast ``MigrationPlanner.isCyclic(oldReplicas, newReplicas, index)``.
+
+    Follows the chain from ``index``: the member at ``current[k]`` is wanted at
+    ``target.index(current[k])``; True when the chain reaches the index whose current
+    member is ``target[index]`` (the migrations along it would wait on each other),
+    False when it leaves the row or stops at a member that keeps its index. Rows hold no
+    member twice, so the chain visits each index at most once and the loop ends.
+    """
     new_owner = target[index]
     first = index
     while True:
@@ -44,7 +54,7 @@ def is_cyclic(current, target):
         c, t = current[i], target[i]
         if c == -1 or t == -1 or c == t:
             continue
-        if _is_cyclic_at(current, target, i):
+        if is_cyclic_at(current, target, i):
             return True
     return False
 
@@ -60,7 +70,7 @@ def fix_cycle(current, target):
         c, t = current[i], target[i]
         if c == -1 or t == -1 or c == t:
             continue
-        if _is_cyclic_at(current, target, i):
+        if is_cyclic_at(current, target, i):
             index = i
             while True:
                 nxt = index_of(target, current[index])
@@ -300,7 +310,7 @@ def diff(current, target, member_count):
 
 # ------------------------------------------------------------------ schedule
 def schedule_rows(rows, initial, max_parallel):
-    """Rounds of parallel execution (DESIGN section 6), one time unit per migration.
+    """Rounds of parallel execution (docs/design.md §6), one time unit per migration.
 
     ``rows``: plan rows ``(partition_id, src, sci, sni, dst, dci, dni, kind, instant)``
     grouped by partition; ``initial``: the initial table (list of rows). Returns
