@@ -143,7 +143,9 @@ class Members:
         if isinstance(members, Members):
             return members
         if isinstance(members, (int, np.integer)) and not isinstance(members, bool):
-            if cls is Members and 0 <= int(members) <= 4096:
+            if members < 0:
+                raise ValueError(f"{name} must be >= 0 members, got {int(members)}")
+            if cls is Members and int(members) <= 4096:
                 return _plain_members(int(members))   # immutable: safe to share
             return cls.from_count(int(members))
         raise TypeError(f"{name} must be a Members registry or an int member count, "

@@ -178,11 +178,11 @@ def test_coerce_rejects_non_registries_naming_the_argument(bad):
         Members.coerce(bad, "cluster")
 
 
-@pytest.mark.xfail(strict=True, reason="Members.coerce(-1) reports 'n must be >= 0' (from_count's "
-                   "parameter), not the argument it was given")
 def test_coerce_negative_count_names_the_argument():
-    with pytest.raises(ValueError, match="members"):
+    with pytest.raises(ValueError, match="members must be >= 0"):
         Members.coerce(-1)
+    with pytest.raises(ValueError, match="table_members must be >= 0"):
+        Members.coerce(np.int64(-3), "table_members")
 
 
 # ----------------------------------------------------------------------------- copies
