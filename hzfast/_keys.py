@@ -22,14 +22,10 @@ Contract (shared with ``hzfast.ignite``; keep it stable)::
 """
 from __future__ import annotations
 
+import sys
 from typing import NamedTuple, Optional
 
 import numpy as np
-
-try:  # pyarrow is a runtime dependency, but keep the import failure readable
-    import pyarrow as pa
-except ImportError:  # pragma: no cover
-    pa = None
 
 try:  # the C encoder for lists of str (falls back to join/encode if not built)
     from hzfast._hashing import encode_str_list as _encode_str_list
@@ -313,7 +309,15 @@ def _arrow_null_error(arr, name: str):
     return ValueError(f"{name}[{pos}] is null: null keys cannot be hashed")
 
 
+def loaded_pyarrow():
+    """pyarrow when something has imported it, else None: an Arrow array cannot exist
+    before, so ``import hzfast`` does not pay for importing pyarrow."""
+    return sys.modules.get("pyarrow")
+
+
 def _from_arrow(arr, key_type, name: str) -> KeyBatch:
+    import pyarrow as pa   # loaded already: arr is an Arrow array
+
     t = arr.type
     if pa.types.is_dictionary(t):
         arr = arr.dictionary_decode()
@@ -356,15 +360,23 @@ def _from_arrow(arr, key_type, name: str) -> KeyBatch:
 
 
 def _is_arrow(keys) -> bool:
+    pa = loaded_pyarrow()
     return pa is not None and isinstance(keys, (pa.Array, pa.ChunkedArray))
 
 
 def _from_foreign(keys, name: str):
     """pandas Series/Index/arrays and Arrow-protocol objects (polars, ...) -> pyarrow Array,
     or None when ``keys`` is none of those."""
-    if pa is None or isinstance(keys, (str, bytes, bytearray, memoryview)):
+    if isinstance(keys, (str, bytes, bytearray, memoryview)):
         return None
     module = type(keys).__module__ or ""
+    if not (module.startswith("pandas") or hasattr(keys, "__arrow_c_array__")
+            or hasattr(keys, "__arrow_c_stream__")):
+        return None
+    try:
+        import pyarrow as pa
+    except ImportError:  # pragma: no cover - pyarrow is a dependency
+        return None
     if module.startswith("pandas"):
         try:
             return pa.array(keys, from_pandas=True)  # zero-copy for numeric dtypes
@@ -417,6 +429,7 @@ def normalize_keys(keys, key_type=None, name: str = "keys") -> KeyBatch:
         return _ints(np.arange(keys.start, keys.stop, keys.step, dtype=np.int64),
                      key_type, name, "int")
     if _is_arrow(keys):
+        pa = loaded_pyarrow()
         if isinstance(keys, pa.ChunkedArray):
             if keys.num_chunks == 1:
                 keys = keys.chunk(0)

@@ -20,7 +20,8 @@ from hzfast import _check
 from hzfast import _hashing as _k
 from hzfast._check import DEFAULT_PARTITION_COUNT
 from hzfast._keys import (DATA_HEADER, INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN, KeyBatch,
-                          check_key_type, is_scalar_key, normalize_keys)
+                          check_key_type, int_key, is_scalar_key, loaded_pyarrow,
+                          normalize_keys)
 
 __all__ = [
     "HAZELCAST_SEED",
@@ -43,10 +44,6 @@ _HDR_LONG = struct.pack(">ii", 0, TYPE_LONG)
 _pack_i = struct.Struct(">i").pack
 _pack_q = struct.Struct(">q").pack
 
-try:
-    import pyarrow as _pa
-except ImportError:  # pragma: no cover
-    _pa = None
 
 
 # --------------------------------------------------------------------------- helpers
@@ -127,20 +124,8 @@ def _serialize(key, key_type, name: str) -> bytes:
     if isinstance(key, (bool, np.bool_)):
         raise TypeError(f"{name} is a bool: bools are not integer keys")
     if isinstance(key, (int, np.integer)):
-        if key_type not in (None, "int", "long"):
-            raise TypeError(f"{name}: key_type={key_type!r} does not match an int key")
-        v = int(key)
-        kind = key_type
-        if kind is None:  # numpy scalars keep their array meaning; Python ints are Integers
-            kind = "long" if isinstance(key, np.int64) else "int"
-        if kind == "int":
-            if not INT32_MIN <= v <= INT32_MAX:
-                raise ValueError(f"{name} = {v} does not fit a Java Integer (int32); pass "
-                                 f"key_type='long' to hash it as a Long")
-            return _HDR_INT + _pack_i(v)
-        if not INT64_MIN <= v <= INT64_MAX:
-            raise ValueError(f"{name} = {v} does not fit a Java Long (int64)")
-        return _HDR_LONG + _pack_q(v)
+        kind, v = int_key(key, key_type, name)
+        return _HDR_INT + _pack_i(v) if kind == "int" else _HDR_LONG + _pack_q(v)
     raise TypeError(f"{name} must be a str, int or bytes (serialized data), "
                     f"got {type(key).__name__}")
 
@@ -162,7 +147,8 @@ def _hash_batch(batch: KeyBatch, partition_count: int, name: str) -> np.ndarray:
 
 
 def _bulk(keys, key_type, partition_count: int, name: str = "keys") -> np.ndarray:
-    if _pa is not None and isinstance(keys, _pa.ChunkedArray) and keys.num_chunks > 1:
+    pa = loaded_pyarrow()
+    if pa is not None and isinstance(keys, pa.ChunkedArray) and keys.num_chunks > 1:
         # chunk by chunk, so Arrow buffers stay zero-copy
         check_key_type(key_type)
         parts = [_hash_batch(normalize_keys(c, key_type, name), partition_count, name)

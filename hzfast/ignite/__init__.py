@@ -32,17 +32,6 @@ from hzfast.ignite.counters import UpdateCounter, UpdateCounterError, VolatileUp
 from hzfast.ignite.hashing import (DEFAULT_PARTITIONS, MAX_PARTITIONS, java_hash_code,
                                    partition_id, partition_ids)
 
-# Not API: names the former flat module hzfast/ignite.py exposed only because it imported
-# them. Kept so nothing that reached them through hzfast.ignite breaks; safe to drop.
-import bisect  # noqa: E402,F401
-import struct  # noqa: E402,F401
-from collections.abc import Sequence  # noqa: E402,F401
-
-import numpy as np  # noqa: E402,F401
-
-from hzfast._check import check_int  # noqa: E402,F401
-from hzfast._keys import check_key_type, is_scalar_key, normalize_keys  # noqa: E402,F401
-
 __all__ = [
     "DEFAULT_PARTITIONS", "MAX_PARTITIONS", "REPLICATED",
     "java_hash_code", "partition_id", "partition_ids", "node_weight", "assign",
