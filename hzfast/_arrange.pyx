@@ -7,7 +7,7 @@ of ``hzfast.reference.arrangement.arrange_core`` (same steps, same tie-breaks).
 import numpy as np
 
 from hzfast._types cimport int8_t, uint8_t, int32_t, uint32_t, int64_t, uint64_t, intp_t
-from hzfast._rows cimport ROW_SLOTS, RowLoader, hz_index, load_row8, loader_init
+from hzfast._rows cimport ROW_SLOTS, RowLoader, load_row8, loader_init
 from hzfast._cycles cimport closes_cycle, row_is_cyclic
 
 
@@ -73,8 +73,12 @@ cdef inline uint32_t rot(intp_t x, uint32_t s, intp_t n) noexcept nogil:
 
 
 cdef inline intp_t pos_in(const int32_t* row, intp_t W, int32_t m) noexcept nogil:
-    """Index of member m (>= 0) in a row of width W < 8, or -1. Cannot fail."""
-    return hz_index(row, <int>W, m)
+    """Index of member m (>= 0) in a row of width W, or -1. Cannot fail."""
+    cdef intp_t i
+    for i in range(W):
+        if row[i] == m:
+            return i
+    return -1
 
 
 cdef bint placeable(const int32_t* crow, const int32_t* trow, intp_t W,

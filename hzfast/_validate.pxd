@@ -1,5 +1,5 @@
 # The row check every validating kernel shares (statuses: hzfast._types.Status).
-from hzfast._types cimport int32_t, uint64_t, S_OK, S_BELOW_MINUS_ONE, S_TOO_LARGE, S_DUPLICATE
+from hzfast._types cimport int32_t, uint32_t, uint64_t, S_OK, S_BELOW_MINUS_ONE, S_TOO_LARGE, S_DUPLICATE
 from hzfast._rows cimport hz_bad8
 
 
@@ -19,7 +19,8 @@ cdef inline int check_row(const int32_t* row, int R, int32_t member_count,
                 col[0] = i
                 return S_BELOW_MINUS_ONE
             continue
-        if member_count >= 0 and v >= member_count:
+        # member_count < 0 (no bound) is the largest unsigned value: one compare either way
+        if <uint32_t>v >= <uint32_t>member_count:
             col[0] = i
             return S_TOO_LARGE
         bit = (<uint64_t>1) << (v & 63)

@@ -6,26 +6,27 @@ from hzfast.migration._decisions cimport (Columns, apply_step, check_decision, c
                                          matches_row)
 
 
-cdef int apply_c(int32_t[:, ::1] reps, int32_t[::1] vers, const Columns* c,
+cdef int apply_c(int32_t[:, ::1] reps, int32_t[::1] vers, Columns cols,
                  intp_t* bad) noexcept nogil:
     """Apply the decisions in order to ``reps``/``vers`` (the caller's private copies),
     checking each one and the row it leaves. Returns a status; ``*bad`` = the offending
     decision. Never raises."""
     cdef intp_t k, P = reps.shape[0]
     cdef int R = <int>reps.shape[1], col = 0, st
+    cdef int32_t p
     cdef int32_t* row
+    cdef const Columns* c = &cols      # a private copy: its pointers stay in registers
     for k in range(c.n):
-        bad[0] = k
         st = check_decision(c, k, P, R, -1)
+        if st == S_OK:
+            p = c.pid[k]
+            row = &reps[p, 0]
+            st = matches_row(c, k, row)
+            if st == S_OK:
+                vers[p] += apply_step(c, k, row)
+                st = check_row(row, R, -1, &col)
         if st != S_OK:
-            return st
-        row = &reps[c.pid[k], 0]
-        st = matches_row(c, k, row)
-        if st != S_OK:
-            return st
-        vers[c.pid[k]] += apply_step(c, k, row)
-        st = check_row(row, R, -1, &col)
-        if st != S_OK:
+            bad[0] = k
             return st
     return S_OK
 
@@ -37,5 +38,5 @@ def apply(int32_t[:, ::1] replicas, int32_t[::1] versions, const int32_t[:, :] c
     cdef intp_t bad = -1
     cdef int st
     with nogil:
-        st = apply_c(replicas, versions, &c, &bad)
+        st = apply_c(replicas, versions, c, &bad)
     return st, bad

@@ -99,9 +99,10 @@ cdef inline int check_decision(const Columns* c, intp_t k, intp_t P, int R,
 cdef inline int matches_row(const Columns* c, intp_t k, const int32_t* row) noexcept nogil:
     """Status of decision ``k`` against the row it applies to: the source and the
     destination sit where the decision says. Cannot fail (returns a status)."""
-    if c.sci[k] >= 0 and row[c.sci[k]] != c.src[k]:
+    cdef int32_t a = c.sci[k], x = c.dci[k]
+    if a >= 0 and row[a] != c.src[k]:
         return S_SOURCE_MISMATCH
-    if c.dci[k] >= 0 and row[c.dci[k]] != c.dst[k]:
+    if x >= 0 and row[x] != c.dst[k]:
         return S_DESTINATION_MISMATCH
     return S_OK
 
@@ -111,16 +112,18 @@ cdef inline int32_t apply_step(const Columns* c, intp_t k, int32_t* row) noexcep
     ``S[dci] = -1``, ``S[dni] = destination``, ``S[sni] = source``, each when its index is
     set); returns the version increment ``1 + (sni > -1) + (dci > -1)``. The decision
     was checked. Cannot fail."""
-    cdef int32_t inc = 1
-    if c.sci[k] >= 0:
-        row[c.sci[k]] = -1
-    if c.dci[k] >= 0:
-        row[c.dci[k]] = -1
+    # fields first: the stores into row may alias them as far as the compiler knows
+    cdef int32_t a = c.sci[k], b = c.sni[k], x = c.dci[k], y = c.dni[k]
+    cdef int32_t sm = c.src[k], dm = c.dst[k], inc = 1
+    if a >= 0:
+        row[a] = -1
+    if x >= 0:
+        row[x] = -1
         inc += 1
-    if c.dni[k] >= 0:
-        row[c.dni[k]] = c.dst[k]
-    if c.sni[k] >= 0:
-        row[c.sni[k]] = c.src[k]
+    if y >= 0:
+        row[y] = dm
+    if b >= 0:
+        row[b] = sm
         inc += 1
     return inc
 
@@ -129,11 +132,13 @@ cdef inline void unapply_step(const Columns* c, intp_t k, int32_t* row) noexcept
     """Undo decision ``k`` on its row (every slot a planner decision writes, other than
     the source's or the destination's old slot, was empty before). The decision was
     checked. Cannot fail."""
-    if c.sni[k] >= 0:
-        row[c.sni[k]] = -1
-    if c.dni[k] >= 0:
-        row[c.dni[k]] = -1
-    if c.dci[k] >= 0:
-        row[c.dci[k]] = c.dst[k]
-    if c.sci[k] >= 0:
-        row[c.sci[k]] = c.src[k]
+    cdef int32_t a = c.sci[k], b = c.sni[k], x = c.dci[k], y = c.dni[k]
+    cdef int32_t sm = c.src[k], dm = c.dst[k]
+    if b >= 0:
+        row[b] = -1
+    if y >= 0:
+        row[y] = -1
+    if x >= 0:
+        row[x] = dm
+    if a >= 0:
+        row[a] = sm
