@@ -255,12 +255,3 @@ def test_apply_pure_python(benchmark, table_20k):
     reps, vers = benchmark.pedantic(ref.apply_rows, args=(cur.tolist(), [0] * len(cur), rows),
                                     rounds=3, iterations=1)
     assert reps == plan.target.tolist()
-
-
-def test_schedule_hzfast(benchmark, table_20k):
-    cur, _, plan = table_20k
-    benchmark.group = "schedule P=20000 R=7"
-    s = benchmark(hzfast.schedule, plan, max_parallel_migrations=10)
-    assert ((s.start_round == -1) == plan.instant).all()
-    assert s.per_round().max() <= 45          # 9 members x 10 slots, 2 endpoints each
-    assert s.rounds >= len(plan) // 45

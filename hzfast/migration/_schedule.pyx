@@ -19,9 +19,10 @@ from hzfast.migration._decisions cimport (Columns, apply_step, check_decision, c
 
 # ------------------------------------------------------------------ binary heaps
 cdef struct Entry:
+    # 16 bytes: queues, plan rows and pairs are < 2**31 (schedule checks the plan size)
     int64_t key         # a head's rank, or for completions the bits of the (>= 0) finish
                         # time, which order as the times do; smaller first
-    intp_t item         # queue index, or plan row for completions (ties: lower first)
+    int32_t item        # queue index, or plan row for completions (ties: lower first)
     int32_t tag         # candidates: the pair; completions: the queue
 
 
@@ -63,14 +64,14 @@ cdef int grow(Heap* h) except -1 nogil:
     return 0
 
 
-cdef int heap_push(Heap* h, int64_t key, intp_t item, int32_t tag) except -1 nogil:
+cdef inline int heap_push(Heap* h, int64_t key, intp_t item, intp_t tag) except -1 nogil:
     """Add an entry; -1 (MemoryError) when the heap cannot grow."""
     cdef intp_t i, parent
     cdef Entry e
     grow(h)
     e.key = key
-    e.item = item
-    e.tag = tag
+    e.item = <int32_t>item
+    e.tag = <int32_t>tag
     i = h.n
     h.n += 1
     while i > 0:
@@ -83,17 +84,17 @@ cdef int heap_push(Heap* h, int64_t key, intp_t item, int32_t tag) except -1 nog
     return 0
 
 
-cdef int heap_append(Heap* h, int64_t key, intp_t item, int32_t tag) except -1 nogil:
+cdef int heap_append(Heap* h, int64_t key, intp_t item, intp_t tag) except -1 nogil:
     """Add an entry at the end (the array used as a FIFO). -1 on MemoryError."""
     grow(h)
     h.a[h.n].key = key
-    h.a[h.n].item = item
-    h.a[h.n].tag = tag
+    h.a[h.n].item = <int32_t>item
+    h.a[h.n].tag = <int32_t>tag
     h.n += 1
     return 0
 
 
-cdef Entry heap_pop(Heap* h) noexcept nogil:
+cdef inline Entry heap_pop(Heap* h) noexcept nogil:
     """Remove and return the smallest entry (the heap is not empty). Cannot fail."""
     cdef Entry top = h.a[0], last
     cdef intp_t i = 0, child
@@ -188,7 +189,7 @@ cdef inline bint pair_top(const Pair* pp, const int64_t[::1] key, const intp_t[:
     """The pair's best idle head into ``*out``; False when it has none. Cannot fail."""
     cdef Entry f
     if pp.pos < pp.end:
-        f.item = pp.fifo[pp.pos]
+        f.item = <int32_t>pp.fifo[pp.pos]
         f.key = rank(key, qidx[qstart[f.item]], f.item)
         f.tag = 0
         if pp.heap.n == 0 or before(&f, &pp.heap.a[0]):
@@ -209,7 +210,7 @@ cdef inline void pair_pop(Pair* pp, const Entry* top) noexcept nogil:
         heap_pop(&pp.heap)
 
 
-cdef int offer(Pair* pairs, intp_t pr, const int64_t[::1] key, const intp_t[::1] qidx,
+cdef inline int offer(Pair* pairs, intp_t pr, const int64_t[::1] key, const intp_t[::1] qidx,
                const intp_t[::1] qstart, Heap* cand) except -1 nogil:
     """Put pair ``pr``'s best head among the candidates (if it has one). -1 only on
     MemoryError."""
@@ -440,7 +441,8 @@ def simulate(const int32_t[:, :] columns, const int32_t[::1] endpoint, const int
                 pairs[pr].fifo = &fifo[0] + fill[pr]
                 pairs[pr].pos = 0
             for q in range(nqueues):
-                pr = pair[qidx[qstart[q]]]
+                k = qidx[qstart[q]]
+                pr = pair[k]
                 fifo[fill[pr] + pairs[pr].pos] = q
                 pairs[pr].pos += 1
             for pr in range(P2):

@@ -164,6 +164,8 @@ def schedule(plan, current=None, *, max_parallel_migrations: int = 10, durations
         raise TypeError(f"plan must be a MigrationPlan, got {type(plan).__name__}")
     limit = _check.check_int(max_parallel_migrations, "max_parallel_migrations",
                              minimum=1, maximum=2**31 - 1)
+    if len(plan) >= 2**31:
+        raise ValueError(f"plan has {len(plan)} decisions; schedule takes fewer than 2**31")
     if policy not in SCHEDULE_POLICIES:
         raise ValueError(f"policy must be one of {SCHEDULE_POLICIES}, got {policy!r}")
     if current is not None:

@@ -351,3 +351,50 @@ def schedule_rows(rows, initial, max_parallel):
         queues = remaining
         rounds += 1
     return start, rounds
+
+
+def schedule_events(rows, initial, max_parallel, durations, ranks=None):
+    """The migration manager's loop with real durations (docs/design.md §6): at each
+    event time every completion due is absorbed, then every idle queue head is examined
+    in order of ``ranks`` (per plan row; None: queue order) and started when its
+    destination and source endpoint have fewer than ``max_parallel`` migrations in
+    flight. Returns ``(start, finish)`` lists (instant decisions: 0, 0)."""
+    state = [list(r) for r in initial]
+    start = [0.0] * len(rows)
+    finish = [0.0] * len(rows)
+    queues = []                     # per partition run: [(k, endpoint)]
+    last_p = None
+    for k, r in enumerate(rows):
+        if r[0] != last_p:
+            queues.append([])
+            last_p = r[0]
+        d = tuple(r[1:7])
+        if not is_instant(d):
+            queues[-1].append((k, d[0] if d[1] == 0 else state[r[0]][0]))
+        apply_decision(state[r[0]], d)
+    queues = [q for q in queues if q]
+    busy = [False] * len(queues)
+    inflight = {}                   # member -> migrations in flight
+    running = []                    # (finish, k, queue, members it loads)
+    t = 0.0
+    while True:
+        idle = [i for i, q in enumerate(queues) if q and not busy[i]]
+        for i in sorted(idle, key=lambda i: (i if ranks is None else ranks[queues[i][0][0]], i)):
+            k, endpoint = queues[i][0]
+            members = {rows[k][4], endpoint} - {-1}
+            if all(inflight.get(m, 0) < max_parallel for m in members):
+                start[k], finish[k] = t, t + durations[k]
+                running.append((finish[k], k, i, members))
+                busy[i] = True
+                for m in members:
+                    inflight[m] = inflight.get(m, 0) + 1
+        if not running:
+            return start, finish
+        t = min(x[0] for x in running)
+        for item in [x for x in running if x[0] == t]:
+            running.remove(item)
+            _, _, i, members = item
+            busy[i] = False
+            queues[i].pop(0)
+            for m in members:
+                inflight[m] -= 1
