@@ -104,3 +104,23 @@ def test_leave_pipeline(benchmark, P):
     p, s = benchmark(pipeline)
     assert p == plan
     check_rounds(plan, s)
+
+
+def test_leave_pipeline_memory():
+    """Peak memory of the 1,000,000-partition pipeline against its inputs and outputs."""
+    import tracemalloc
+
+    full, _, members, _, _ = leave(1_000_000)
+    tracemalloc.start()
+    try:
+        cur, vers = hzfast.repair(full, np.arange(10) < 9)
+        target = hzfast.arrange(cur, members)
+        plan = hzfast.plan_migrations(cur, target)
+        s = hzfast.schedule(plan)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    sized = (full, cur, vers, target, plan._columns, plan.kind, plan.instant,
+             s.start, s.finish, s.start_round)
+    io = sum(a.nbytes for a in sized)
+    assert peak <= 3 * io, (peak, io)
