@@ -43,7 +43,10 @@ PROBLEM_BAD_SIZE = BAD_SIZE
 #: partitions per block: a block of every row is copied (memcpy) into private node-major
 #: buffers, checked, decided column by column, and its outputs copied back row by row.
 cdef enum:
-    BLOCK_C = 128
+    BLOCK_C = 512
+    # row pitch of the block buffers: not a power of two, so that the N values of one
+    # column do not all fall into the same L1 cache set (4K aliasing)
+    PITCH_C = BLOCK_C + 8
 
 BLOCK = BLOCK_C
 
@@ -55,14 +58,14 @@ cdef inline void decide(intp_t p, intp_t j, intp_t N, int8_t* st, const int64_t*
                         int64_t* from_c, int64_t* sf, int64_t* nm, intp_t* sups,
                         intp_t* owners, intp_t* live) noexcept nogil:
     """The decision for partition ``p``, column ``j`` of the block buffers (node ``n`` at
-    ``n * BLOCK_C + j``; sizes at ``n * szstep + j``, ``szstep`` 0 when shared). ``st`` is
+    ``n * PITCH_C + j``; sizes at ``n * szstep + j``, ``szstep`` 0 when shared). ``st`` is
     changed (§9.5.3). Outputs hold their defaults (own 0, kind NONE, -1) on entry; only
     the others are written. Scratch ``nm``, ``sups``, ``owners``, ``live`` hold N values."""
     cdef int64_t mx = -1, c, c0, t, size_p, own_size
     cdef intp_t first = -1, n, o, k, m, q, nl = 0, nnm = 0, nsup = 0, nown = 0, pick
     # §9.5.1: the OWNING and MOVING copies, the maximum OWNING counter, its first owner
     for n in range(N):
-        q = n * BLOCK_C + j
+        q = n * PITCH_C + j
         if st[q] == OWNING:
             live[nl] = n
             nl += 1
@@ -77,7 +80,7 @@ cdef inline void decide(intp_t p, intp_t j, intp_t N, int8_t* st, const int64_t*
         return                   # no OWNING copy: nothing to supply, MOVING copies own
     # the max owners, and nonMax = {c of OWNING/MOVING copies : 0 < c < max}, sorted, distinct
     for k in range(nl):
-        q = live[k] * BLOCK_C + j
+        q = live[k] * PITCH_C + j
         c = cn[q]
         if c == mx and st[q] == OWNING:
             own[q] = 1
@@ -98,7 +101,7 @@ cdef inline void decide(intp_t p, intp_t j, intp_t N, int8_t* st, const int64_t*
         size_p = sz[first * szstep + j] if has_sizes else INT64_MAX_C
         for k in range(nl):
             o = live[k]
-            q = o * BLOCK_C + j
+            q = o * PITCH_C + j
             if not own[q] or h[q] < 0:
                 continue
             if prefer:
@@ -119,7 +122,7 @@ cdef inline void decide(intp_t p, intp_t j, intp_t N, int8_t* st, const int64_t*
     # §9.5.3: OWNING copies behind the maximum become MOVING where reset allows
     for k in range(nl):
         n = live[k]
-        q = n * BLOCK_C + j
+        q = n * PITCH_C + j
         if st[q] == OWNING:
             if not own[q] and reset[n]:
                 st[q] = MOVING
@@ -128,18 +131,18 @@ cdef inline void decide(intp_t p, intp_t j, intp_t N, int8_t* st, const int64_t*
                 nown += 1
     # §9.5.4: every MOVING copy picks its supplier
     for k in range(nl):
-        q = live[k] * BLOCK_C + j
+        q = live[k] * PITCH_C + j
         if st[q] != MOVING:
             continue
         c0 = cn[q]
         m = 0
         for o in range(nsup):
-            if sf[sups[o] * BLOCK_C + j] <= c0:
+            if sf[sups[o] * PITCH_C + j] <= c0:
                 m += 1
         if m:
             pick = p % m
             for o in range(nsup):
-                if sf[sups[o] * BLOCK_C + j] <= c0:
+                if sf[sups[o] * PITCH_C + j] <= c0:
                     if pick == 0:
                         break
                     pick -= 1
@@ -178,8 +181,8 @@ cdef int rebalance_c(const int8_t[:, ::1] states, const int64_t[:, ::1] counters
                      int8_t* lst, int64_t* lcn, int64_t* lh, int64_t* lsz, uint8_t* lown,
                      int8_t* lkind, int32_t* lsup, int64_t* lfrom, int64_t* lsf, int64_t* nm,
                      intp_t* sups, intp_t* owners, intp_t* live, intp_t* bad) noexcept nogil:
-    """Every partition's decision, block by block. Block buffers hold N * BLOCK_C values,
-    node-major (node n, column j at ``n * BLOCK_C + j``); nm, sups, owners, live hold N.
+    """Every partition's decision, block by block. Block buffers hold N * PITCH_C values,
+    node-major (node n, column j at ``n * PITCH_C + j``); nm, sups, owners, live hold N.
 
     Each input cell is read once, into the private block buffers, and checked there before
     any decision uses it. Returns FINE, or the Problem of the first bad cell found (blocks
@@ -188,12 +191,12 @@ cdef int rebalance_c(const int8_t[:, ::1] states, const int64_t[:, ::1] counters
     """
     cdef intp_t N = states.shape[0], P = states.shape[1], p0 = 0, nb, j, n, q, r
     cdef bint size_rows = has_sizes and sizes.shape[0] > 1
-    cdef intp_t szstep = BLOCK_C if size_rows else 0
-    cdef intp_t cells = N * BLOCK_C
+    cdef intp_t szstep = PITCH_C if size_rows else 0
+    cdef intp_t cells = N * PITCH_C
     while p0 < P:
         nb = P - p0 if P - p0 < BLOCK_C else BLOCK_C
         for n in range(N):                       # copy this block of every row, check it
-            q = n * BLOCK_C
+            q = n * PITCH_C
             memcpy(&lst[q], &states[n, p0], nb)
             memcpy(&lcn[q], &counters[n, p0], nb * sizeof(int64_t))
             r = first_bad_cell(&lst[q], &lcn[q], 0, nb)
@@ -225,7 +228,7 @@ cdef int rebalance_c(const int8_t[:, ::1] states, const int64_t[:, ::1] counters
                    &reset[0], threshold, prefer, &max_counter[p0 + j], lown, lkind, lsup,
                    lfrom, lsf, nm, sups, owners, live)
         for n in range(N):                       # write the block of every row back
-            q = n * BLOCK_C
+            q = n * PITCH_C
             memcpy(&max_owner[n, p0], &lown[q], nb)
             memcpy(&kind[n, p0], &lkind[q], nb)
             memcpy(&supplier[n, p0], &lsup[q], nb * sizeof(int32_t))
@@ -249,7 +252,7 @@ def rebalance(const int8_t[:, ::1] states, const int64_t[:, ::1] counters,
     outputs are then incomplete and must be discarded).
     """
     cdef intp_t N = states.shape[0]
-    cdef intp_t cells = N * BLOCK_C
+    cdef intp_t cells = N * PITCH_C
     cdef int8_t[::1] lst = np.empty(cells, np.int8)
     cdef int8_t[::1] lkind = np.empty(cells, np.int8)
     cdef uint8_t[::1] lown = np.empty(cells, np.uint8)
