@@ -2,15 +2,18 @@
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import NDArray
 
 from hzfast import _check
+from hzfast._typing import TableLike, VectorLike
 from hzfast.migration import _apply
 from hzfast.migration.plan import MigrationPlan
 
 __all__ = ["apply_migrations"]
 
 
-def apply_migrations(replicas, versions, plan: MigrationPlan):
+def apply_migrations(replicas: TableLike, versions: VectorLike | None, plan: MigrationPlan
+                     ) -> tuple[NDArray[np.int32], NDArray[np.int32]]:
     """Apply a plan's decisions in order; return new ``(replicas, versions)``.
 
     Each decision is applied as Hazelcast's ``applyMigration`` does: ``S[sci] = -1``,

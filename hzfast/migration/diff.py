@@ -4,8 +4,10 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+from numpy.typing import NDArray
 
 from hzfast import _check
+from hzfast._typing import TableLike
 from hzfast.migration import _diff
 
 __all__ = ["TableDiff", "diff"]
@@ -14,14 +16,15 @@ __all__ = ["TableDiff", "diff"]
 class TableDiff(NamedTuple):
     """Result of :func:`diff`."""
 
-    changed_slots: np.ndarray       #: ndarray[bool] (P, R): current != target
-    changed_partitions: np.ndarray  #: ndarray[int64] (K,): partitions with a change
-    gains: np.ndarray               #: ndarray[int64] (M, R): slots member m gains at index r
-    losses: np.ndarray              #: ndarray[int64] (M, R): slots member m loses at index r
+    changed_slots: NDArray[np.bool_]        #: (P, R): current != target
+    changed_partitions: NDArray[np.int64]   #: (K,): partitions with a change
+    gains: NDArray[np.int64]                #: (M, R): slots member m gains at index r
+    losses: NDArray[np.int64]               #: (M, R): slots member m loses at index r
     slot_moves: int                 #: number of changed slots
 
 
-def diff(current, target, *, member_count: int | None = None) -> TableDiff:
+def diff(current: TableLike, target: TableLike, *,
+         member_count: int | None = None) -> TableDiff:
     """Compare two replica tables slot by slot.
 
     Parameters
@@ -51,6 +54,6 @@ def diff(current, target, *, member_count: int | None = None) -> TableDiff:
     (1, [0], [0, 1])
     """
     a, b, _, mx = _check.check_pair(current, target)
-    member_count = _check.check_member_count(member_count, mx, "the tables hold member")
-    mask, changed, gains, losses, moves = _diff.diff(a, b, member_count)
+    count = _check.check_member_count(member_count, mx, "the tables hold member")
+    mask, changed, gains, losses, moves = _diff.diff(a, b, count)
     return TableDiff(mask, changed, gains, losses, int(moves))

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import enum
 import json
-from typing import NamedTuple
+from collections.abc import Iterator, Sequence
+from typing import Any, NamedTuple, NoReturn, Protocol, TypeVar, overload
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from hzfast import _check
 from hzfast.migration import _planner
@@ -50,17 +52,30 @@ class Migration(NamedTuple):
     @property
     def decision(self) -> tuple[int, int, int, int, int, int]:
         """The six planner fields ``(source, sci, sni, destination, dci, dni)``."""
-        return tuple(self[1:7])
+        return self[1:7]
 
 
-def _frozen(arr: np.ndarray) -> np.ndarray:
+_A = TypeVar("_A", bound=np.ndarray[Any, Any])
+
+
+def _frozen(arr: _A) -> _A:
     arr.setflags(write=False)
     return arr
 
 
-def _column_property(row: int, name: str):
-    def get(self) -> np.ndarray:
-        return self._columns[row]
+class _ColumnProperty(Protocol):
+    """What :func:`_column_property` makes, for type checkers: a read-only property."""
+
+    @overload
+    def __get__(self, instance: None, owner: type, /) -> _ColumnProperty: ...
+    @overload
+    def __get__(self, instance: MigrationPlan, owner: type | None = None, /) -> NDArray[np.int32]: ...
+
+
+def _column_property(row: int, name: str) -> _ColumnProperty:
+    def get(self: MigrationPlan) -> NDArray[np.int32]:
+        column: NDArray[np.int32] = self._columns[row]
+        return column
     get.__name__ = name
     get.__doc__ = f"ndarray[int32] of shape (N,): the decisions' ``{name}`` (read-only)."
     return property(get)
@@ -91,6 +106,11 @@ destination_current_index, destination_new_index : ndarray[int32] of shape (N,)
     """
 
     __slots__ = ("_columns", "kind", "instant", "target", "prioritized")
+    _columns: NDArray[np.int32]       # (7, N): the COLUMNS as rows, each contiguous
+    kind: NDArray[np.int8]
+    instant: NDArray[np.bool_]
+    target: NDArray[np.int32] | None
+    prioritized: bool
 
     partition_id = _column_property(0, "partition_id")
     source = _column_property(1, "source")
@@ -100,12 +120,15 @@ destination_current_index, destination_new_index : ndarray[int32] of shape (N,)
     destination_current_index = _column_property(5, "destination_current_index")
     destination_new_index = _column_property(6, "destination_new_index")
 
-    def __init__(self, partition_id, source, source_current_index, source_new_index,
-                 destination, destination_current_index, destination_new_index,
-                 kind=None, instant=None, target=None, prioritized=True):
+    def __init__(self, partition_id: ArrayLike, source: ArrayLike,
+                 source_current_index: ArrayLike, source_new_index: ArrayLike,
+                 destination: ArrayLike, destination_current_index: ArrayLike,
+                 destination_new_index: ArrayLike, kind: ArrayLike | None = None,
+                 instant: ArrayLike | None = None, target: ArrayLike | None = None,
+                 prioritized: bool = True) -> None:
         values = (partition_id, source, source_current_index, source_new_index,
                   destination, destination_current_index, destination_new_index)
-        arrays = []
+        arrays: list[NDArray[np.int32]] = []
         for name, value in zip(COLUMNS, values):
             arr = np.asarray(value, dtype=np.int32)
             if arr.ndim != 1:
@@ -125,7 +148,9 @@ destination_current_index, destination_new_index : ndarray[int32] of shape (N,)
                    None if target is None else np.array(target, dtype=np.int32, order="C"),
                    prioritized)
 
-    def _init(self, block, kind, instant, target, prioritized) -> None:
+    def _init(self, block: NDArray[np.int32], kind: NDArray[np.int8],
+              instant: NDArray[np.bool_], target: NDArray[np.int32] | None,
+              prioritized: bool) -> None:
         """Take ownership of fresh arrays: ``block`` (7, N) int32 with contiguous rows,
         ``kind`` int8 and ``instant`` bool of length N, ``target`` or None."""
         object.__setattr__(self, "_columns", _frozen(block))
@@ -135,24 +160,33 @@ destination_current_index, destination_new_index : ndarray[int32] of shape (N,)
         object.__setattr__(self, "prioritized", bool(prioritized))
 
     @classmethod
-    def _from_kernel(cls, block, kind, instant, target, prioritized) -> "MigrationPlan":
+    def _from_kernel(cls, block: NDArray[np.int32], kind: NDArray[np.int8],
+                     instant: NDArray[np.bool_], target: NDArray[np.int32] | None,
+                     prioritized: bool) -> "MigrationPlan":
         """Wrap the planner kernel's fresh output without re-checking it."""
         self = object.__new__(cls)
         self._init(block, kind, instant, target, prioritized)
         return self
 
-    def __setattr__(self, name, value):
+    def __setattr__(self, name: str, value: object) -> NoReturn:
         raise AttributeError("MigrationPlan is immutable")
 
     # -- container protocol
     def __len__(self) -> int:
-        return self._columns.shape[1]
+        return int(self._columns.shape[1])
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Migration]:
         for row in zip(*self._columns.tolist(), self.kind.tolist(), self.instant.tolist()):
-            yield Migration(*row[:7], KINDS[row[7]], row[8])
+            yield Migration._make((*row[:7], KINDS[row[7]], row[8]))
 
-    def __getitem__(self, item):
+    @overload
+    def __getitem__(self, item: int | np.integer[Any]) -> Migration: ...
+    @overload
+    def __getitem__(self, item: slice | NDArray[np.bool_] | NDArray[np.integer[Any]]
+                    | Sequence[int]) -> "MigrationPlan": ...
+
+    def __getitem__(self, item: int | np.integer[Any] | slice | NDArray[np.bool_]
+                    | NDArray[np.integer[Any]] | Sequence[int]) -> "Migration | MigrationPlan":
         if isinstance(item, (int, np.integer)):
             i = int(item)
             n = len(self)
@@ -160,13 +194,14 @@ destination_current_index, destination_new_index : ndarray[int32] of shape (N,)
                 i += n
             if not 0 <= i < n:
                 raise IndexError(f"migration index {item} out of range for {n} migrations")
-            return Migration(*(int(v) for v in self._columns[:, i]), KINDS[self.kind[i]],
-                             bool(self.instant[i]))
+            return Migration._make((*(int(v) for v in self._columns[:, i]),
+                                    KINDS[self.kind[i]], bool(self.instant[i])))
         return self._take(item)
 
-    def _take(self, index, prioritized=None) -> "MigrationPlan":
+    def _take(self, index: slice | NDArray[np.bool_] | NDArray[np.integer[Any]] | Sequence[int],
+              prioritized: bool | None = None) -> "MigrationPlan":
         """The sub-plan of the decisions ``index`` selects (a slice, a mask or positions)."""
-        block = self._columns[:, index]
+        block: NDArray[np.int32] = self._columns[:, index]
         if not block.flags.writeable:   # a view of this plan's block: share it
             kind, instant = self.kind[index], self.instant[index]
         else:                           # fancy indexing made fresh arrays
@@ -176,7 +211,7 @@ destination_current_index, destination_new_index : ndarray[int32] of shape (N,)
                   self.prioritized if prioritized is None else prioritized)
         return sub
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         if not isinstance(other, MigrationPlan):
             return NotImplemented
         same_target = ((self.target is None and other.target is None) or
@@ -185,7 +220,7 @@ destination_current_index, destination_new_index : ndarray[int32] of shape (N,)
         return (same_target and self.prioritized == other.prioritized
                 and np.array_equal(self._columns, other._columns))
 
-    __hash__ = None
+    __hash__ = None  # type: ignore[assignment]  # equality by value, mutable-looking arrays
 
     def __repr__(self) -> str:
         counts = ", ".join(f"{k.name}={v}" for k, v in self.counts().items() if v)
@@ -202,11 +237,11 @@ destination_current_index, destination_new_index : ndarray[int32] of shape (N,)
         lo, hi = np.searchsorted(self.partition_id, [p, p + 1])
         return self._take(slice(int(lo), int(hi)))
 
-    def decisions(self) -> np.ndarray:
+    def decisions(self) -> NDArray[np.int32]:
         """ndarray[int32] of shape (N, 6): the six decision fields as rows."""
         return np.ascontiguousarray(self._columns[1:].T)
 
-    def counts(self) -> dict:
+    def counts(self) -> dict[MigrationKind, int]:
         """``{MigrationKind: count}`` for every kind (zeros included)."""
         c = np.bincount(self.kind, minlength=len(KINDS)) if len(self) else \
             np.zeros(len(KINDS), dtype=np.int64)
@@ -220,7 +255,8 @@ destination_current_index, destination_new_index : ndarray[int32] of shape (N,)
             top = max(top, int(self.target.max()))
         return top
 
-    def member_counts(self, member_count: int | None = None):
+    def member_counts(self, member_count: int | None = None
+                      ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
         """Per-member ``(incoming, outgoing)`` decision counts.
 
         ``incoming[m]`` counts decisions whose destination is ``m``, ``outgoing[m]``
@@ -236,12 +272,12 @@ destination_current_index, destination_new_index : ndarray[int32] of shape (N,)
         -------
         (ndarray[int64] of shape (M,), ndarray[int64] of shape (M,))
         """
-        member_count = _check.check_member_count(member_count, self.max_member(),
-                                                 "the plan uses member")
+        count = _check.check_member_count(member_count, self.max_member(),
+                                          "the plan uses member")
         dst = self.destination[self.destination >= 0]
         src = self.source[self.source >= 0]
-        return (np.bincount(dst, minlength=member_count).astype(np.int64),
-                np.bincount(src, minlength=member_count).astype(np.int64))
+        return (np.bincount(dst, minlength=count).astype(np.int64),
+                np.bincount(src, minlength=count).astype(np.int64))
 
     # -- serialisation
     def to_json(self) -> str:
@@ -253,7 +289,7 @@ destination_current_index, destination_new_index : ndarray[int32] of shape (N,)
         return json.dumps(doc, separators=(",", ":"))
 
     @classmethod
-    def from_json(cls, text) -> "MigrationPlan":
+    def from_json(cls, text: str | bytes | bytearray) -> "MigrationPlan":
         """Inverse of :meth:`to_json` (raises ValueError on a malformed document)."""
         try:
             doc = json.loads(text)
@@ -261,12 +297,13 @@ destination_current_index, destination_new_index : ndarray[int32] of shape (N,)
             target = doc.get("target")
             if target is not None:
                 target = np.asarray(target, dtype=np.int32).reshape(-1, doc["replica_count"])
-            return cls(*(np.asarray(cols[c], dtype=np.int32) for c in COLUMNS),
-                       target=target, prioritized=doc.get("prioritized", True))
+            p, s, sci, sni, d, dci, dni = (np.asarray(cols[c], dtype=np.int32) for c in COLUMNS)
+            return cls(p, s, sci, sni, d, dci, dni, target=target,
+                       prioritized=doc.get("prioritized", True))
         except (KeyError, TypeError, json.JSONDecodeError) as exc:
             raise ValueError(f"not a MigrationPlan JSON document: {exc}") from None
 
-    def to_pandas(self):
+    def to_pandas(self) -> Any:   # pandas.DataFrame (pandas has no type information here)
         """A pandas DataFrame (one row per decision; ``kind`` categorical by name)."""
         import pandas as pd  # optional dependency
 

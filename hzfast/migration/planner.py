@@ -12,11 +12,14 @@ indices ``>= -1``, no member twice in a row) and never modify it.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Any, TypeVar, overload
 
 import numpy as np
+from numpy.typing import NDArray
 
 from hzfast import _check
+from hzfast._typing import TableLike
 from hzfast.migration import _planner
 from hzfast.migration.plan import COLUMNS, FIELDS, Migration, MigrationPlan
 
@@ -29,7 +32,7 @@ _CAMEL = {"source": "source", "source_current_index": "sourceCurrentIndex",
 
 
 # ------------------------------------------------------------------- cycles
-def find_cycles(current, target) -> np.ndarray:
+def find_cycles(current: TableLike, target: TableLike) -> NDArray[np.bool_]:
     """Which partitions' target holds a migration cycle (Hazelcast ``isCyclic``).
 
     Index ``i`` maps to the position of ``current[p, i]`` in ``target[p]``; a cycle is a
@@ -65,7 +68,7 @@ def find_cycles(current, target) -> np.ndarray:
     return _planner.find_cycles(a, b)
 
 
-def fix_cycles(current, target) -> np.ndarray:
+def fix_cycles(current: TableLike, target: TableLike) -> NDArray[np.int32]:
     """Copy of ``target`` with every cycle reverted to the current layout.
 
     Hazelcast's ``fixCycle``: every index on a cycle gets its current member back
@@ -98,7 +101,8 @@ def fix_cycles(current, target) -> np.ndarray:
 
 
 # --------------------------------------------------------------------- plan
-def plan_migrations(current, target, *, prioritize: bool = True) -> MigrationPlan:
+def plan_migrations(current: TableLike, target: TableLike, *,
+                    prioritize: bool = True) -> MigrationPlan:
     """Hazelcast's migration decisions for every partition, in one pass.
 
     Per partition: cycles of ``target`` are reverted (:func:`fix_cycles`), then
@@ -141,11 +145,12 @@ def plan_migrations(current, target, *, prioritize: bool = True) -> MigrationPla
     if status == _check.INTERNAL:  # pragma: no cover - impossible on validated input
         raise RuntimeError(f"migration planner invariant broken at partition {row}")
     _check.raise_for_status(status, ("current", "target")[which], (a, b)[which], row, col)
+    assert block is not None and kind is not None and instant is not None   # status OK
     return MigrationPlan._from_kernel(block, kind, instant, fixed, prioritize)
 
 
 # --------------------------------------------------------------- prioritize
-def _fields_of(d, i):
+def _fields_of(d: object, i: int) -> tuple[Any, ...]:
     if isinstance(d, Migration):
         return d[1:7]
     if isinstance(d, Mapping):
@@ -161,18 +166,31 @@ def _fields_of(d, i):
                     f"fields or a 6-tuple, got {type(d).__name__}")
 
 
-def _none(v):
+def _none(v: int | None) -> int:
     return -1 if v is None else v
 
 
-def _code(codes: dict, member) -> int:
+def _code(codes: dict[Hashable, int], member: Hashable) -> int:
     """A member's number for the kernel (``None`` and -1 = no member)."""
     if member is None or (isinstance(member, (int, np.integer)) and member == -1):
         return -1
     return codes.setdefault(member, len(codes))
 
 
-def prioritize(decisions):
+_D = TypeVar("_D")
+
+
+@overload
+def prioritize(decisions: MigrationPlan) -> MigrationPlan: ...
+@overload
+def prioritize(decisions: list[_D]) -> list[_D]: ...
+@overload
+def prioritize(decisions: tuple[_D, ...]) -> tuple[_D, ...]: ...
+@overload
+def prioritize(decisions: Sequence[_D]) -> Sequence[_D]: ...
+
+
+def prioritize(decisions: MigrationPlan | Sequence[_D]) -> MigrationPlan | Sequence[_D]:
     """Hazelcast's ``prioritizeCopiesAndShiftUps`` alone.
 
     Walking the queue left to right, each COPY or SHIFT UP (``sci == -1``) moves left
@@ -215,7 +233,7 @@ def prioritize(decisions):
                         f"got {type(decisions).__name__}")
     items = list(decisions)
     block = np.zeros((len(COLUMNS), len(items)), dtype=np.int32)   # one run: partition 0
-    codes: dict = {}   # members only meet in equality tests: number them, None -> -1
+    codes: dict[Hashable, int] = {}   # members only meet in equality tests: number them, None -> -1
     for i, d in enumerate(items):
         src, sci, sni, dst, dci, dni = _fields_of(d, i)
         for name, v in (("source_current_index", sci), ("source_new_index", sni),

@@ -18,8 +18,10 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from hzfast import _check
+from hzfast._typing import TableLike
 from hzfast.migration import _schedule
 from hzfast.migration.plan import MigrationPlan
 
@@ -38,32 +40,34 @@ SCHEDULE_POLICIES = ("hazelcast", "critical-path")
 class Schedule(NamedTuple):
     """Result of :func:`schedule`."""
 
-    start_round: np.ndarray | None  #: ndarray[int32] (N,): start round, -1 instant (unit durations; else None)
+    start_round: NDArray[np.int32] | None  #: (N,): start round, -1 instant (unit durations; else None)
     rounds: int | None              #: rounds until every queue is empty (unit durations; else None)
     max_parallel_migrations: int    #: the per-member limit used
-    start: np.ndarray               #: ndarray[float64] (N,): start time per plan row (instant: 0)
-    finish: np.ndarray              #: ndarray[float64] (N,): finish time per plan row (instant: 0)
+    start: NDArray[np.float64]      #: (N,): start time per plan row (instant: 0)
+    finish: NDArray[np.float64]     #: (N,): finish time per plan row (instant: 0)
     makespan: float                 #: finish time of the last migration (0 for none)
-    peak_concurrency: np.ndarray    #: ndarray[int32] (M,): most migrations in flight per member
+    peak_concurrency: NDArray[np.int32]  #: (M,): most migrations in flight per member
     lower_bound: float              #: no schedule under the limit can be shorter (see schedule)
     policy: str                     #: the policy whose schedule this is
 
-    def in_round(self, r: int) -> np.ndarray:
+    def in_round(self, r: int) -> NDArray[np.intp]:
         """Plan positions (ndarray[intp]) of the migrations started in round ``r``."""
         return np.flatnonzero(self._rounds_only() == r)
 
-    def per_round(self) -> np.ndarray:
+    def per_round(self) -> NDArray[np.int64]:
         """ndarray[int64] (rounds,): migrations started per round."""
         s = self._rounds_only()
+        assert self.rounds is not None   # unit durations: start_round and rounds
         return np.bincount(s[s >= 0], minlength=self.rounds).astype(np.int64)
 
-    def _rounds_only(self) -> np.ndarray:
+    def _rounds_only(self) -> NDArray[np.int32]:
         if self.start_round is None:
             raise ValueError("rounds exist for unit durations only; use start and finish")
         return self.start_round
 
 
-def _durations(plan: MigrationPlan, durations, sizes, bandwidth, P: int) -> np.ndarray | None:
+def _durations(plan: MigrationPlan, durations: ArrayLike | None, sizes: ArrayLike | None,
+               bandwidth: float | None, P: int) -> NDArray[np.float64] | None:
     """Per plan row durations (float64), or None for unit durations."""
     if durations is not None and (sizes is not None or bandwidth is not None):
         raise ValueError("give durations, or sizes and bandwidth, not both")
@@ -93,15 +97,18 @@ def _durations(plan: MigrationPlan, durations, sizes, bandwidth, P: int) -> np.n
     return dur
 
 
-def _remaining_work(work: np.ndarray, qstart: np.ndarray) -> np.ndarray:
+def _remaining_work(work: NDArray[np.float64], qstart: NDArray[np.intp]) -> NDArray[np.float64]:
     """Per queued row (in queue order): its work plus the work after it in its queue."""
     suffix = np.append(np.cumsum(work[::-1])[::-1], 0.0)      # suffix sums, then 0
     queue_end = np.repeat(qstart[1:], np.diff(qstart))
-    return suffix[:-1] - suffix[queue_end]
+    remaining: NDArray[np.float64] = suffix[:-1] - suffix[queue_end]
+    return remaining
 
 
-def schedule(plan, current=None, *, max_parallel_migrations: int = 10, durations=None,
-             sizes=None, bandwidth=None, policy: str = "hazelcast") -> Schedule:
+def schedule(plan: MigrationPlan, current: TableLike | None = None, *,
+             max_parallel_migrations: int = 10, durations: ArrayLike | None = None,
+             sizes: ArrayLike | None = None, bandwidth: float | None = None,
+             policy: str = "hazelcast") -> Schedule:
     """When Hazelcast's migration manager would run a plan's migrations.
 
     Parameters
@@ -179,10 +186,9 @@ def schedule(plan, current=None, *, max_parallel_migrations: int = 10, durations
         from_final = True
     else:
         raise ValueError("schedule needs current= when the plan has no target")
-    dur = _durations(plan, durations, sizes, bandwidth, rows.shape[0])
-    unit = dur is None
-    if unit:
-        dur = np.where(plan.instant, 0.0, 1.0)
+    given = _durations(plan, durations, sizes, bandwidth, rows.shape[0])
+    unit = given is None
+    dur = np.where(plan.instant, 0.0, 1.0) if given is None else given
     top = max(plan.max_member(), int(rows.max()) if rows.size else -1)
     work_rows = np.array(rows, dtype=np.int32, copy=True, order="C")
     ok, endpoint, qidx, qstart = _schedule.prepare(
@@ -190,6 +196,7 @@ def schedule(plan, current=None, *, max_parallel_migrations: int = 10, durations
     if not ok:
         raise ValueError("plan does not fit the table (partition, index or member out of "
                          "range)")
+    assert endpoint is not None and qidx is not None and qstart is not None   # ok: arrays
     # queued rows with the same destination and endpoint form a pair (equally eligible)
     if top < _PAIR_TABLE_MEMBERS:
         pair, pairs = _schedule.pair_ids(plan._columns, endpoint, qidx, top + 1)
@@ -204,7 +211,8 @@ def schedule(plan, current=None, *, max_parallel_migrations: int = 10, durations
     active = int(np.count_nonzero(involved[:top + 1]))
     equal = unit or bool(len(qidx) == 0 or (dur[qidx] == dur[qidx[0]]).all())
 
-    def simulate(rank):
+    def simulate(rank: NDArray[np.int64]) -> tuple[NDArray[np.float64], NDArray[np.float64],
+                                                   NDArray[np.int32], NDArray[np.float64], float]:
         return _schedule.simulate(plan._columns, endpoint, qidx, qstart, pair, pairs, active,
                                   dur, equal, rank, limit, top + 1)
 
