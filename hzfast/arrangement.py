@@ -42,20 +42,26 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any, Union
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from hzfast import _arrange
 from hzfast._check import MAX_REPLICA_COUNT, as_replicas, as_versions, check_int
-from hzfast.members import Members
+from hzfast._typing import TableLike, VectorLike
+from hzfast.members import Members, MembersLike
 from hzfast.migration.planner import fix_cycles
 
 __all__ = ["repair", "arrange", "arrangement_report", "ArrangementReport"]
 
+#: A grouping: a name ("per_member", "host", "zone", "custom") or one group id per member.
+Grouping = Union[str, ArrayLike]
+
 
 # ----------------------------------------------------------------------------- repair
-def _alive_mask(alive, member_count: int | None, replicas: np.ndarray,
-                lite: np.ndarray | None) -> np.ndarray:
+def _alive_mask(alive: object, member_count: int | None, replicas: NDArray[np.int32],
+                lite: NDArray[np.bool_] | None) -> NDArray[np.uint8]:
     if isinstance(alive, (set, frozenset)):
         alive = sorted(alive)
     if isinstance(alive, (str, bytes)) or not isinstance(alive, (Iterable, np.ndarray)):
@@ -92,7 +98,8 @@ def _alive_mask(alive, member_count: int | None, replicas: np.ndarray,
     return np.ascontiguousarray(mask.view(np.uint8) if mask.size else np.zeros(1, np.uint8))
 
 
-def repair(table_or_replicas, alive, versions=None):
+def repair(table_or_replicas: TableLike, alive: ArrayLike | Iterable[int],
+           versions: VectorLike | None = None) -> tuple[NDArray[np.int32], NDArray[np.int32]]:
     """Remove departed (and lite) members from a table and promote backups to owners.
 
     Exactly Hazelcast's repair after members leave: every slot whose member is not alive
@@ -137,8 +144,7 @@ def repair(table_or_replicas, alive, versions=None):
     ([[0, -1, 1], [0, -1, 1]], [3, 1])
     """
     members = getattr(table_or_replicas, "members", None)
-    is_table = members is not None and hasattr(table_or_replicas, "versions")
-    if is_table:
+    if members is not None and hasattr(table_or_replicas, "versions"):   # a PartitionTable
         reps = as_replicas(table_or_replicas, "table_or_replicas", member_count=len(members))
         mask = _alive_mask(alive, len(members), reps, members.lite)
         vers = table_or_replicas.versions if versions is None else versions
@@ -153,16 +159,16 @@ def repair(table_or_replicas, alive, versions=None):
 # ----------------------------------------------------------------------------- groups
 @dataclass(frozen=True, eq=False)
 class _Prepared:
-    cur: np.ndarray          # (P, W) int32, padded with -1
-    gid: np.ndarray          # (M,) int32 group id per member, -1 for lite members
+    cur: NDArray[np.int32]   # (P, W) int32, padded with -1
+    gid: NDArray[np.int32]   # (M,) int32 group id per member, -1 for lite members
     G: int
     R: int                   # requested replica count
     R_fill: int              # indices filled: min(R, G)
-    gstart: np.ndarray       # (G + 1,) CSR offsets
-    gmem: np.ndarray         # members grouped by group, ascending inside each group
+    gstart: NDArray[np.int32]  # (G + 1,) CSR offsets
+    gmem: NDArray[np.int32]  # members grouped by group, ascending inside each group
 
 
-def _groups(members: Members, grouping) -> tuple[np.ndarray, int]:
+def _groups(members: Members, grouping: Grouping) -> tuple[NDArray[np.int32], int]:
     """Dense group ids over data members (-1 for lite), with Hazelcast's split rule."""
     if not isinstance(grouping, (str, np.ndarray, list, tuple)):
         raise TypeError("grouping must be 'per_member', 'host', 'zone', 'custom' or an array "
@@ -170,7 +176,7 @@ def _groups(members: Members, grouping) -> tuple[np.ndarray, int]:
     return _groups_uncached(members, grouping)
 
 
-def _groups_uncached(members: Members, grouping) -> tuple[np.ndarray, int]:
+def _groups_uncached(members: Members, grouping: Grouping) -> tuple[NDArray[np.int32], int]:
     raw = members.group_ids(grouping)
     lite = members.lite
     data = np.flatnonzero(~lite)
@@ -179,7 +185,7 @@ def _groups_uncached(members: Members, grouping) -> tuple[np.ndarray, int]:
     gid = np.full(len(members), -1, dtype=np.int32)
     _, dense = np.unique(raw[data], return_inverse=True)
     # first-seen order among data members (stable, independent of label values)
-    first = {}
+    first: dict[int, int] = {}
     for d in dense.tolist():
         first.setdefault(d, len(first))
     gid[data] = np.array([first[d] for d in dense.tolist()], dtype=np.int32)
@@ -190,7 +196,7 @@ def _groups_uncached(members: Members, grouping) -> tuple[np.ndarray, int]:
     return gid, G
 
 
-def _csr(gid: np.ndarray, G: int) -> tuple[np.ndarray, np.ndarray]:
+def _csr(gid: NDArray[np.int32], G: int) -> tuple[NDArray[np.int32], NDArray[np.int32]]:
     order = np.argsort(gid, kind="stable").astype(np.int32)
     order = order[gid[order] >= 0]
     counts = np.bincount(gid[gid >= 0], minlength=G)
@@ -199,13 +205,13 @@ def _csr(gid: np.ndarray, G: int) -> tuple[np.ndarray, np.ndarray]:
     return gstart, np.ascontiguousarray(order, dtype=np.int32)
 
 
-def _replica_count(replica_count, G: int) -> int:
+def _replica_count(replica_count: int | None, G: int) -> int:
     if replica_count is None:
         return min(G, MAX_REPLICA_COUNT)
     return check_int(replica_count, "replica_count", minimum=1, maximum=MAX_REPLICA_COUNT)
 
 
-def _pad(arr: np.ndarray, W: int) -> np.ndarray:
+def _pad(arr: NDArray[np.int32], W: int) -> NDArray[np.int32]:
     if arr.shape[1] == W:
         return arr
     out = np.full((arr.shape[0], W), -1, dtype=np.int32)
@@ -213,21 +219,25 @@ def _pad(arr: np.ndarray, W: int) -> np.ndarray:
     return out
 
 
-def _readonly(*arrays):
+def _readonly(*arrays: NDArray[np.int32]) -> tuple[NDArray[np.int32], ...]:
     for a in arrays:
         a.flags.writeable = False
     return arrays
 
 
-def _group_layout(members: Members, grouping) -> tuple[np.ndarray, int, np.ndarray, np.ndarray,
-                                                     bool]:
+_Layout = tuple[NDArray[np.int32], NDArray[np.int32], NDArray[np.int32], int, bool]
+
+
+def _group_layout(members: Members, grouping: Grouping
+                  ) -> tuple[NDArray[np.int32], int, NDArray[np.int32], NDArray[np.int32], bool]:
     """``(gid, G, gstart, gmem, singletons)`` for a grouping: computed once per registry
     and grouping name (cached on the immutable Members; arrays read-only), computed
     afresh for an array of group ids. ``singletons``: every group has one member."""
-    def compute():
+    def compute() -> _Layout:
         gid, G = _groups(members, grouping)
         gstart, gmem = _csr(gid, G)
-        return (*_readonly(gid, gstart, gmem), G, bool(gmem.shape[0] == G))
+        _readonly(gid, gstart, gmem)
+        return gid, gstart, gmem, G, bool(gmem.shape[0] == G)
 
     if isinstance(grouping, str):
         gid, gstart, gmem, G, single = members.cached(("arrangement.groups", grouping), compute)
@@ -236,16 +246,17 @@ def _group_layout(members: Members, grouping) -> tuple[np.ndarray, int, np.ndarr
     return gid, G, gstart, gmem, single
 
 
-def _prepare(current, members, grouping, replica_count, name="current") -> _Prepared:
-    members = Members.coerce(members)
-    gid, G, gstart, gmem, _ = _group_layout(members, grouping)
+def _prepare(current: TableLike, members: MembersLike, grouping: Grouping,
+             replica_count: int | None, name: str = "current") -> _Prepared:
+    registry = Members.coerce(members)
+    gid, G, gstart, gmem, _ = _group_layout(registry, grouping)
     R = _replica_count(replica_count, G)
-    cur = as_replicas(current, name, member_count=len(members))
+    cur = as_replicas(current, name, member_count=len(registry))
     W = max(cur.shape[1], R)
     return _Prepared(_pad(cur, W), gid, G, R, min(R, G), gstart, gmem)
 
 
-def _quotas(cnt: np.ndarray, prep: _Prepared) -> np.ndarray:
+def _quotas(cnt: NDArray[np.int32], prep: _Prepared) -> NDArray[np.int32]:
     """Member quotas (R_fill, M) from keepable counts ``cnt`` (R_fill, M)."""
     P = prep.cur.shape[0]
     G, R_fill, gid = prep.G, prep.R_fill, prep.gid
@@ -303,7 +314,8 @@ def _quotas(cnt: np.ndarray, prep: _Prepared) -> np.ndarray:
 
 
 # ----------------------------------------------------------------------------- arrange
-def arrange(current, members, *, grouping="per_member", replica_count=None) -> np.ndarray:
+def arrange(current: TableLike, members: MembersLike, *, grouping: Grouping = "per_member",
+            replica_count: int | None = None) -> NDArray[np.int32]:
     """A balanced, minimal-move, cycle-free target table for the given members.
 
     Hazelcast's rules: every partition gets ``min(G, replica_count)`` replicas on
@@ -369,7 +381,7 @@ def arrange(current, members, *, grouping="per_member", replica_count=None) -> n
 
 
 # ----------------------------------------------------------------------------- report
-def _jsonable(v):
+def _jsonable(v: object) -> object:
     if isinstance(v, np.ndarray):
         return v.tolist()
     if isinstance(v, (np.integer,)):
@@ -392,14 +404,14 @@ class ArrangementReport:
     group_count: int
     slot_changes: int
     lower_bound: int
-    member_counts: np.ndarray = field(repr=False)   # (M, W) int64
-    group_counts: np.ndarray = field(repr=False)    # (G, W) int64
-    group_ids: np.ndarray = field(repr=False)       # (M,) int32, -1 = lite
+    member_counts: NDArray[np.int64] = field(repr=False)   # (M, W)
+    group_counts: NDArray[np.int64] = field(repr=False)    # (G, W)
+    group_ids: NDArray[np.int32] = field(repr=False)       # (M,), -1 = lite
     max_deviation: float
     member_max_deviation: float
     balanced: bool
     valid: bool
-    cyclic_partitions: np.ndarray = field(repr=False)  # (K,) int64
+    cyclic_partitions: NDArray[np.intp] = field(repr=False)  # (K,) int64
 
     @property
     def cycle_count(self) -> int:
@@ -412,15 +424,15 @@ class ArrangementReport:
             return 1.0 if self.slot_changes == 0 else float("inf")
         return self.slot_changes / self.lower_bound
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         d = {k: _jsonable(getattr(self, k)) for k in self.__dataclass_fields__}
         d["cycle_count"] = self.cycle_count
         d["excess_ratio"] = self.excess_ratio
         return d
 
 
-def _kept_bound(cm: np.ndarray, H: np.ndarray, n_m: np.ndarray, sizes: np.ndarray,
-                Q: int) -> np.ndarray:
+def _kept_bound(cm: NDArray[np.int64], H: NDArray[np.int64], n_m: NDArray[np.int64],
+                sizes: NDArray[np.int64], Q: int) -> NDArray[np.int64]:
     """(R_fill, G): max slots kept per group and index when the group's count there is Q.
 
     cm: (R_fill, D) current counts of the D data members; H: (D, G) one-hot membership;
@@ -429,11 +441,13 @@ def _kept_bound(cm: np.ndarray, H: np.ndarray, n_m: np.ndarray, sizes: np.ndarra
     fl = Q // n_m
     base = np.minimum(cm, fl) @ H
     over = (cm > fl).astype(np.int64) @ H
-    return base + np.minimum(Q % sizes, over)
+    kept: NDArray[np.int64] = base + np.minimum(Q % sizes, over)
+    return kept
 
 
-def arrangement_report(current, target, members, *, grouping="per_member",
-                       replica_count=None) -> ArrangementReport:
+def arrangement_report(current: TableLike, target: TableLike, members: MembersLike, *,
+                       grouping: Grouping = "per_member",
+                       replica_count: int | None = None) -> ArrangementReport:
     """Measure a target table against the current one.
 
     Reports the number of slot changes (slots whose member differs), a lower bound on
@@ -496,9 +510,9 @@ def arrangement_report(current, target, members, *, grouping="per_member",
     >>> rep.slot_changes, rep.lower_bound, rep.balanced, rep.cycle_count
     (20, 20, True, 0)
     """
-    members = Members.coerce(members)
-    prep = _prepare(current, members, grouping, replica_count)
-    tgt = as_replicas(target, "target", member_count=len(members))
+    registry = Members.coerce(members)
+    prep = _prepare(current, registry, grouping, replica_count)
+    tgt = as_replicas(target, "target", member_count=len(registry))
     P = prep.cur.shape[0]
     if tgt.shape[0] != P:
         raise ValueError(f"current and target must have the same partition count, got "
