@@ -243,7 +243,7 @@ cdef class CounterTable:
     cdef readonly object lwm, hwm, initial, first, lock
 
     def __cinit__(self, intp_t n, bint tracking):
-        cdef intp_t size = n if n > 0 else 1
+        cdef intp_t size = n if n > 0 else 1, i
         cdef int64_t[::1] lw, hw, ini
         cdef uint8_t[::1] fi
         self.n = n
