@@ -82,6 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return args.func(args)
+        status: int = args.func(args)   # a command's cmd_* function
+        return status
     except (ValueError, TypeError) as exc:
         parser.exit(2, f"hzfast {args.command}: error: {exc}\n")

@@ -8,9 +8,13 @@ import argparse
 import json
 import sys
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:   # rich is imported when a command prints, not with hzfast.cli
+    from rich.console import Console
+    from rich.table import Table
 
 __all__ = ["add_json_flag", "console", "emit", "json_default", "kv_table"]
 
@@ -38,7 +42,7 @@ def add_json_flag(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     return parser
 
 
-def console():
+def console() -> Console:
     """A rich console on standard output.
 
     Returns
@@ -50,8 +54,8 @@ def console():
     return Console(stderr=False)
 
 
-def emit(args: argparse.Namespace, payload: dict,
-         render: Callable[[Any, dict], None]) -> None:
+def emit(args: argparse.Namespace, payload: dict[str, Any],
+         render: Callable[[Console, dict[str, Any]], None]) -> None:
     """Print a command's result: ``payload`` as JSON with ``--json``, else ``render`` it.
 
     Parameters
@@ -115,7 +119,7 @@ def json_default(o: Any) -> Any:
     raise TypeError(f"not JSON serialisable: {type(o).__name__}")
 
 
-def kv_table(title: str, rows: Iterable[tuple[Any, Any]]):
+def kv_table(title: str, rows: Iterable[tuple[Any, Any]]) -> Table:
     """A two-column rich table of ``(what, value)`` rows, without a header.
 
     Integers are printed with thousands separators, except booleans and rows whose name

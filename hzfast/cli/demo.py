@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -14,12 +15,15 @@ from hzfast.cli._inputs import balanced_table
 from hzfast.cli._output import add_json_flag, emit, kv_table
 from hzfast.cli.plan import plan_payload
 
+if TYPE_CHECKING:
+    from rich.console import Console
+
 __all__ = ["cmd_demo", "register"]
 
 _MAX_PARALLEL = 10  # the schedule's max_parallel_migrations, as `hzfast plan`'s default
 
 
-def register(subparsers) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``demo`` to the ``hzfast`` parser.
 
     Parameters
@@ -62,7 +66,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     """
     from rich.progress import Progress
 
-    payload: dict = {"partitions": args.partitions, "members": args.members,
+    payload: dict[str, Any] = {"partitions": args.partitions, "members": args.members,
                      "replicas": args.replicas, "keys": args.keys, "to_members": args.to_members}
     with Progress(transient=True, disable=args.json) as progress:
         task = progress.add_task("generating the table", total=4)
@@ -103,7 +107,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
             finally:
                 spark.stop()
 
-    def render(c, p):
+    def render(c: Console, p: dict[str, Any]) -> None:
         c.print(kv_table("hzfast demo", [(k, v) for k, v in p.items()
                                          if not isinstance(v, (dict, list))]))
         c.print(kv_table("plan", [(k, v) for k, v in p["plan"].items()

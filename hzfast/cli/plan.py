@@ -6,19 +6,25 @@ from __future__ import annotations
 
 import argparse
 import time
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 import hzfast
 from hzfast.cli._inputs import add_table_args, load_or_generate
 from hzfast.cli._output import add_json_flag, emit, kv_table
 from hzfast.members import Members
+from hzfast.migration.plan import MigrationPlan
 from hzfast.table import PartitionTable
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 __all__ = ["cmd_plan", "plan_payload", "plot_plan", "register", "topology_change"]
 
 
-def register(subparsers) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``plan`` to the ``hzfast`` parser.
 
     Parameters
@@ -37,7 +43,8 @@ def register(subparsers) -> None:
     p.set_defaults(func=cmd_plan)
 
 
-def topology_change(table: PartitionTable, to_members: int) -> tuple[PartitionTable, np.ndarray]:
+def topology_change(table: PartitionTable, to_members: int
+                    ) -> tuple[PartitionTable, NDArray[np.int32]]:
     """The table as it stands after the member count changes, and the target to migrate to.
 
     Members ``0 .. to_members - 1`` stay. When members leave, their slots are emptied and
@@ -85,7 +92,8 @@ def topology_change(table: PartitionTable, to_members: int) -> tuple[PartitionTa
     return current, target
 
 
-def plan_payload(table: PartitionTable, to_members: int, max_parallel: int):
+def plan_payload(table: PartitionTable, to_members: int, max_parallel: int
+                 ) -> tuple[dict[str, Any], PartitionTable, NDArray[np.int32], MigrationPlan]:
     """Change ``table``'s member count, plan the migrations and schedule them.
 
     Parameters
@@ -134,6 +142,7 @@ def plan_payload(table: PartitionTable, to_members: int, max_parallel: int):
         "report": report.to_dict(),
     }
     sched = hzfast.schedule(plan, max_parallel_migrations=max_parallel)
+    assert sched.rounds is not None   # unit durations: rounds
     payload["schedule_rounds"] = int(sched.rounds)
     return payload, current, target, plan
 
@@ -157,7 +166,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     payload, current, target, plan = plan_payload(load_or_generate(args), args.to_members,
                                                   args.max_parallel)
 
-    def render(c, p):
+    def render(c: Console, p: dict[str, Any]) -> None:
         rows = [(k, v) for k, v in p.items() if k not in ("by_kind", "report")]
         c.print(kv_table(f"{p['from_members']} -> {p['to_members']} members", rows))
         c.print(kv_table("migrations by kind", p["by_kind"].items()))
@@ -173,7 +182,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     return 0
 
 
-def plot_plan(plan, member_count: int, path: str) -> None:
+def plot_plan(plan: MigrationPlan, member_count: int, path: str) -> None:
     """Write a bar chart of each member's incoming and outgoing migrations (PNG).
 
     Parameters

@@ -3,17 +3,21 @@ from __future__ import annotations
 
 import argparse
 import time
+from typing import TYPE_CHECKING, Any
 
 import hzfast
 from hzfast.cli._inputs import add_table_args, balanced_table, load_or_generate
 from hzfast.cli._output import add_json_flag, emit, kv_table
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 __all__ = ["cmd_generate", "cmd_locate", "cmd_stamp", "register"]
 
 _LOCATE_COLUMNS = ("key", "partition", "owner", "owner_address", "backups")
 
 
-def register(subparsers) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``generate``, ``stamp`` and ``locate`` to the ``hzfast`` parser.
 
     Parameters
@@ -113,7 +117,7 @@ def cmd_locate(args: argparse.Namespace) -> int:
         not an integer.
     """
     table = load_or_generate(args)
-    keys: list = list(args.keys)
+    keys: list[Any] = list(args.keys)
     if args.key_type in ("int", "long"):
         try:
             keys = [int(k) for k in keys]
@@ -130,7 +134,7 @@ def cmd_locate(args: argparse.Namespace) -> int:
                      "owner_address": table.members[int(row[0])].address if row[0] >= 0 else None,
                      "backups": [int(x) for x in row[1:]]})
 
-    def render(c, p):
+    def render(c: Console, p: dict[str, Any]) -> None:
         from rich.table import Table
         t = Table(title=f"{p['system']} placement over {p['partitions']:,} partitions")
         for col in _LOCATE_COLUMNS:
