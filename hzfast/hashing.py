@@ -168,7 +168,7 @@ def _bulk(keys: object, key_type: str | None, partition_count: int,
 
 
 # --------------------------------------------------------------------------- public API
-def murmur3_x86_32(data: Buffer, seed: int = HAZELCAST_SEED) -> int:
+def murmur3_x86_32(data: Buffer | NDArray[Any], seed: int = HAZELCAST_SEED) -> int:
     """Standard MurmurHash3_x86_32 (Hazelcast ``HashUtil.MurmurHash3_x86_32``).
 
     Parameters
@@ -201,7 +201,7 @@ def murmur3_x86_32(data: Buffer, seed: int = HAZELCAST_SEED) -> int:
     return _k.murmur3_x86_32(_as_bytes(data), _check_seed(seed))
 
 
-def murmur3_x64_64(data: Buffer, seed: int = HAZELCAST_SEED) -> int:
+def murmur3_x64_64(data: Buffer | NDArray[Any], seed: int = HAZELCAST_SEED) -> int:
     """Hazelcast's ``HashUtil.MurmurHash3_x64_64``: a non-standard 64-bit MurmurHash3.
 
     It differs from the standard x64_128 (``mmh3.hash64``): other initial state, block
