@@ -2,14 +2,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 
 import hzfast
-from spark_integration.placement import partition_udf, resolve_key
+from spark_integration.inputs import check_dataframe, resolve_column, resolve_table
+from spark_integration.placement import _check_system, partition_udf, resolve_key
 
-__all__ = ["estimate_movement", "MovementEstimate", "transfers_of"]
+__all__ = ["MovementEstimate", "estimate_movement", "transfers_of"]
 
 _HEADER = 8  # serialized Data: partition hash + type id
 
@@ -33,13 +34,22 @@ class MovementEstimate:
         Queued (non-instant) migrations of the plan.
     transfers : int
         Migrations that copy a partition's data to a member (destination holds no replica).
-    total_rows, total_bytes, transferred_rows, transferred_bytes : int
+    total_rows, total_bytes : int
+        The data set: every placed row once (see :meth:`summary`).
+    transferred_rows, transferred_bytes : int
+        Replica copies sent: a partition's rows/bytes once per transfer of it.
+    moved_rows, moved_bytes : int
+        The part of the data set in partitions with at least one transfer.
+    owner_moved_rows, owner_moved_bytes : int
+        The part of the data set whose owner (replica 0) differs between the tables.
     unplaced_rows, unplaced_bytes : int
         Rows with a null key (no partition): not counted anywhere else.
-    plan : hzfast.MigrationPlan
-        ``hzfast.plan_migrations(current, target)``.
+    system : str
+        ``"hazelcast"`` or ``"ignite"``.
+    plan : hzfast.MigrationPlan or None
+        ``hzfast.plan_migrations(current, target)`` (Hazelcast); None for Ignite.
     schedule : object or None
-        ``hzfast.schedule(plan, max_parallel_migrations)`` when hzfast provides it.
+        ``hzfast.schedule(plan, max_parallel_migrations)`` (Hazelcast).
     estimated_seconds : float or None
         With a ``bandwidth``: the busiest member's ``max(bytes_in, bytes_out) / bandwidth``,
         a lower bound on the migration time when every member link carries ``bandwidth``
@@ -61,19 +71,54 @@ class MovementEstimate:
     transferred_bytes: int
     unplaced_rows: int
     unplaced_bytes: int
-    plan: Any = field(repr=False)
+    moved_rows: int = 0
+    moved_bytes: int = 0
+    owner_moved_rows: int = 0
+    owner_moved_bytes: int = 0
+    system: str = "hazelcast"
+    plan: Any = field(default=None, repr=False)
     schedule: Any = field(default=None, repr=False)
-    estimated_seconds: Optional[float] = None
+    estimated_seconds: float | None = None
 
     def summary(self) -> dict:
-        """Totals as a plain dict (for printing / JSON)."""
+        """The totals as a plain dict (for printing / JSON), every figure defined here.
+
+        Two kinds of quantity, never mixed: the **data set** (each placed row once, whatever
+        its replica count) and **replica copies** sent over the network (a row counts once per
+        copy: one partition moving three replicas counts three times).
+
+        * ``total_rows``, ``total_bytes``: the data set (rows with a non-null key).
+        * ``transferred_rows``, ``transferred_bytes``: replica copies sent (sum over the
+          transfers of their partition's rows/bytes); equal to the sum of
+          ``member_rows_in``/``member_bytes_in``.
+        * ``copies_per_byte``: ``transferred_bytes / total_bytes``, replica copies sent per
+          byte of data; 0 when nothing moves, can exceed 1 (every replica of every partition
+          moving gives about R, more when the planner moves a replica away and back).
+        * ``data_moved_fraction``: fraction of the data set (bytes) in partitions that get at
+          least one copy, in [0, 1].
+        * ``owner_moved_fraction``: fraction of the data set (bytes) whose owner (replica 0)
+          changes, in [0, 1].
+        * ``migrations``: queued migrations of the plan (Hazelcast); ``transfers``: those that
+          copy data (for Ignite both count (partition, node) copies).
+        * ``unplaced_rows``, ``unplaced_bytes``: rows with a null key, in no other figure.
+        * ``busiest_member_bytes``: the largest ``bytes_in`` or ``bytes_out`` of one member.
+        * ``estimated_seconds``: ``busiest_member_bytes / bandwidth`` or None;
+          ``schedule_rounds``: rounds of ``hzfast.schedule`` (Hazelcast) or None.
+
+        (``moved_fraction`` of earlier versions was ``copies_per_byte`` under a misleading
+        name and is gone.)
+        """
+        total = self.total_bytes
         return {
-            "total_rows": self.total_rows, "total_bytes": self.total_bytes,
+            "system": self.system,
+            "total_rows": self.total_rows, "total_bytes": total,
             "transferred_rows": self.transferred_rows,
             "transferred_bytes": self.transferred_bytes,
-            "moved_fraction": (self.transferred_bytes / self.total_bytes) if self.total_bytes else 0.0,
+            "copies_per_byte": (self.transferred_bytes / total) if total else 0.0,
+            "data_moved_fraction": (self.moved_bytes / total) if total else 0.0,
+            "owner_moved_fraction": (self.owner_moved_bytes / total) if total else 0.0,
             "migrations": self.migrations, "transfers": self.transfers,
-            "unplaced_rows": self.unplaced_rows,
+            "unplaced_rows": self.unplaced_rows, "unplaced_bytes": self.unplaced_bytes,
             "busiest_member_bytes": int(max(self.member_bytes_in.max(initial=0),
                                             self.member_bytes_out.max(initial=0))),
             "estimated_seconds": self.estimated_seconds,
@@ -93,19 +138,6 @@ class MovementEstimate:
         return pd.DataFrame({"partition_id": np.arange(self.partition_rows.shape[0]),
                              "rows": self.partition_rows, "bytes": self.partition_bytes,
                              "transfer_bytes": self.partition_transfer_bytes})
-
-
-def _table(value, name: str) -> "hzfast.PartitionTable":
-    """A validated table (hzfast's own validator, through the public PartitionTable)."""
-    if isinstance(value, hzfast.PartitionTable):
-        return value
-    if not isinstance(value, np.ndarray):
-        raise TypeError(f"estimate_movement: {name} must be a hzfast.PartitionTable or an int32 "
-                        f"replica array (P, R), got {type(value).__name__}")
-    try:
-        return hzfast.PartitionTable(value)
-    except (TypeError, ValueError) as exc:
-        raise type(exc)(f"estimate_movement: {name} is not a valid replica table: {exc}") from None
 
 
 def _pad(reps: np.ndarray, R: int) -> np.ndarray:
@@ -152,31 +184,70 @@ def transfers_of(plan, current_owners: np.ndarray):
     return mask, sender
 
 
+def ignite_transfers(current: np.ndarray, target: np.ndarray):
+    """Ignite rebalancing copies: ``(partition, destination, sender)`` int32 arrays.
+
+    Every node in a partition's target row that is not in its current row pulls one copy
+    (Ignite's demander/supplier rebalancing has no intermediate steps); the supplier is the
+    current primary, else the first current backup, else -1 (the partition's data is lost).
+    """
+    P, R = current.shape
+    p_idx = np.repeat(np.arange(P, dtype=np.int32), R)
+    dst = target.reshape(-1)
+    held = (target[:, :, None] == current[:, None, :]).any(axis=2).reshape(-1)
+    new = (dst >= 0) & ~held
+    present = current >= 0
+    first = np.where(present.any(axis=1), np.argmax(present, axis=1), -1)
+    supplier = np.where(first >= 0, current[np.arange(P), np.maximum(first, 0)], -1)
+    return p_idx[new], dst[new].astype(np.int32), supplier[p_idx[new]].astype(np.int32)
+
+
+def _default_size(kind: str, system: str, col):
+    """Serialized key size: Hazelcast Data (8-byte header + payload), Ignite's binary
+    marshaller (1 type byte + payload)."""
+    from pyspark.sql import functions as F
+    header = _HEADER if system == "hazelcast" else 1
+    if kind == "string":
+        size = F.octet_length(col) + F.lit(header + 4)
+    elif kind == "data":
+        size = F.length(col)
+    else:
+        size = F.lit(header + (4 if kind == "int" else 8))
+    return size.cast("bigint")
+
+
 def estimate_movement(df, key_col, current, target, *, size_col=None, key_type=None,
-                      max_parallel_migrations=10, bandwidth=None):
+                      system="hazelcast", max_parallel_migrations=10, bandwidth=None):
     """Rows and bytes that move, per partition and per member, if ``current`` becomes ``target``.
 
     One Spark job: the key's partition id is computed by hzfast's kernel in an Arrow UDF,
-    rows and bytes are summed per partition in Spark, and the P-row result is joined on the
-    driver with ``hzfast.plan_migrations(current, target)`` (Hazelcast's own migration
-    decisions, cycles reverted), and ``hzfast.schedule`` when hzfast has one.
+    rows and bytes are summed per partition in Spark, and the P-row result is combined on
+    the driver with the transfers the change needs: for Hazelcast the migrations of
+    ``hzfast.plan_migrations(current, target)`` (Hazelcast's own decisions, cycles reverted)
+    that copy data, scheduled by ``hzfast.schedule``; for Ignite one copy per node that
+    gains a partition (see :func:`ignite_transfers`).
 
     Parameters
     ----------
     df : pyspark.sql.DataFrame
+        Classic or Spark Connect (pandas-on-Spark: pass ``psdf.to_spark()``).
     key_col : str or Column
         The key (string, int, bigint or binary; see ``with_placement``).
-    current, target : hzfast.PartitionTable or ndarray[int32] of shape (P, R)
+    current, target : hzfast.PartitionTable, ndarray[int32] of shape (P, R), or str/PathLike
+        A table, a replica array or the path of a table file (read once on the driver).
         Same P. Different R are allowed (the narrower table is padded with empty slots):
-        "add a backup" is a valid what-if. Member indices refer to one member space.
-    size_col : str, optional
+        "add a backup" is a valid what-if. Member indices refer to one member space. For
+        Ignite, e.g. ``hzfast.ignite.assign(...)`` before and after a topology change.
+    size_col : str or Column, optional
         Numeric column: bytes of each row (e.g. its serialized value size). Default: the
-        size of the serialized key (String ``12 + UTF-8 bytes``, Integer 12, Long 16, Data
-        its length).
+        size of the serialized key (Hazelcast: String ``12 + UTF-8 bytes``, Integer 12,
+        Long 16, Data its length; Ignite: ``5 + UTF-8 bytes``, 5, 9).
     key_type : {None, "string", "int", "long", "data"}, optional
         As for ``with_placement``.
+    system : {"hazelcast", "ignite"}, default "hazelcast"
+        Key -> partition rule and movement model, as for ``with_placement``.
     max_parallel_migrations : int, default 10
-        Passed to ``hzfast.schedule`` when present.
+        Passed to ``hzfast.schedule`` (Hazelcast).
     bandwidth : float, optional
         Bytes/s per member link, for :attr:`MovementEstimate.estimated_seconds`.
 
@@ -187,53 +258,51 @@ def estimate_movement(df, key_col, current, target, *, size_col=None, key_type=N
     Raises
     ------
     ValueError
-        Missing key/size column, partition counts differ, bad key_type, non-positive
-        bandwidth (all before any job).
+        Missing key/size column, partition counts differ, bad key_type or system,
+        non-positive bandwidth (all before any job).
     TypeError
-        Unsupported key or size column type, tables of the wrong type.
+        Unsupported key or size column type, tables or df of the wrong type.
     """
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
-    current, target = _table(current, "current"), _table(target, "target")
-    cur, tgt = current.replicas, target.replicas
+    func = "estimate_movement"
+    df = check_dataframe(df, func)
+    system = _check_system(system, func)
+    current, _ = resolve_table(current, func, "current")
+    target, _ = resolve_table(target, func, "target")
+    cur, tgt = np.asarray(current.replicas), np.asarray(target.replicas)
     if cur.shape[0] != tgt.shape[0]:
-        raise ValueError(f"estimate_movement: current has {cur.shape[0]} partitions, target "
+        raise ValueError(f"{func}: current has {cur.shape[0]} partitions, target "
                          f"{tgt.shape[0]}: a partition count cannot change")
     P = cur.shape[0]
     R = max(cur.shape[1], tgt.shape[1])
     cur, tgt = _pad(cur, R), _pad(tgt, R)
     M = max(current.member_count, target.member_count)
-    if bandwidth is not None and not (isinstance(bandwidth, (int, float)) and bandwidth > 0):
-        raise ValueError(f"estimate_movement: bandwidth must be a positive number of bytes/s, "
+    if bandwidth is not None and (isinstance(bandwidth, bool) or not isinstance(
+            bandwidth, (int, float, np.integer, np.floating)) or not bandwidth > 0):
+        raise ValueError(f"{func}: bandwidth must be a positive number of bytes/s, "
                          f"got {bandwidth!r}")
+    if isinstance(max_parallel_migrations, bool) or not isinstance(
+            max_parallel_migrations, (int, np.integer)) or max_parallel_migrations < 1:
+        raise ValueError(f"{func}: max_parallel_migrations must be an int >= 1, "
+                         f"got {max_parallel_migrations!r}")
 
-    col, kind = resolve_key(df, key_col, key_type, "hazelcast", "estimate_movement")
+    col, kind = resolve_key(df, key_col, key_type, system, func)
     if size_col is None:
-        if kind == "string":
-            size = F.octet_length(col) + F.lit(_HEADER + 4)
-        elif kind == "data":
-            size = F.length(col)
-        else:
-            size = F.lit(_HEADER + (4 if kind == "int" else 8))
-        size = size.cast("bigint")
+        size = _default_size(kind, system, col)
     else:
-        if not isinstance(size_col, str):
-            raise TypeError(f"estimate_movement: size_col must be a column name, "
-                            f"got {type(size_col).__name__}")
-        if size_col not in df.columns:
-            raise ValueError(f"estimate_movement: size column {size_col!r} not found; the "
-                             f"DataFrame has columns {df.columns}")
-        st = df.schema[size_col].dataType
+        size, label, st = resolve_column(df, size_col, func, "size_col")
         if not isinstance(st, T.NumericType):
-            raise TypeError(f"estimate_movement: size column {size_col!r} has type "
+            raise TypeError(f"{func}: size column {label!r} has type "
                             f"{st.simpleString()}, expected a number of bytes")
-        size = F.col(size_col)
         size = (size if isinstance(st, T.IntegralType) else F.round(size)).cast("bigint")
 
-    plan = hzfast.plan_migrations(cur, tgt)   # validates both tables before the job
+    plan = sched = None
+    if system == "hazelcast":
+        plan = hzfast.plan_migrations(cur, tgt)   # validates both tables before the job
 
-    pid = partition_udf(kind, P, "hazelcast")(col)
+    pid = partition_udf(kind, P, system)(col)
     rows_out = (df.select(pid.alias("p"), size.alias("s"))
                 .groupBy("p").agg(F.count(F.lit(1)).alias("rows"),
                                   F.coalesce(F.sum("s"), F.lit(0)).alias("bytes"))
@@ -248,10 +317,16 @@ def estimate_movement(df, key_col, current, target, *, size_col=None, key_type=N
             prow[r["p"]] = r["rows"]
             pbytes[r["p"]] = r["bytes"]
 
-    mask, sender = transfers_of(plan, cur[:, 0])
-    p_t = np.asarray(plan.partition_id)[mask]
-    d_t = np.asarray(plan.destination)[mask]
-    s_t = sender[mask]
+    if system == "hazelcast":
+        mask, sender = transfers_of(plan, cur[:, 0])
+        p_t = np.asarray(plan.partition_id)[mask]
+        d_t = np.asarray(plan.destination)[mask]
+        s_t = sender[mask]
+        migrations = int((~np.asarray(plan.instant, dtype=bool)).sum())
+        sched = hzfast.schedule(plan, max_parallel_migrations=int(max_parallel_migrations))
+    else:
+        p_t, d_t, s_t = ignite_transfers(cur, tgt)
+        migrations = int(p_t.shape[0])
     b_t, r_t = pbytes[p_t], prow[p_t]
     bin_ = _sum_by(d_t, b_t, M)
     rin = _sum_by(d_t, r_t, M)
@@ -259,11 +334,10 @@ def estimate_movement(df, key_col, current, target, *, size_col=None, key_type=N
     bout = _sum_by(s_t[has], b_t[has], M)
     rout = _sum_by(s_t[has], r_t[has], M)
     ptrans = _sum_by(p_t, b_t, P)
+    moved = np.zeros(P, dtype=bool)
+    moved[p_t] = True
+    owner_moved = cur[:, 0] != tgt[:, 0]
 
-    schedule_fn = getattr(hzfast, "schedule", None)
-    sched = None
-    if schedule_fn is not None:
-        sched = schedule_fn(plan, max_parallel_migrations=max_parallel_migrations)
     seconds = None
     if bandwidth is not None:
         busiest = max(bin_.max(initial=0), bout.max(initial=0))
@@ -272,8 +346,11 @@ def estimate_movement(df, key_col, current, target, *, size_col=None, key_type=N
     return MovementEstimate(
         partition_rows=prow, partition_bytes=pbytes, partition_transfer_bytes=ptrans,
         member_bytes_in=bin_, member_bytes_out=bout, member_rows_in=rin, member_rows_out=rout,
-        migrations=int((~np.asarray(plan.instant, dtype=bool)).sum()), transfers=int(mask.sum()),
+        migrations=migrations, transfers=int(p_t.shape[0]),
         total_rows=int(prow.sum()), total_bytes=int(pbytes.sum()),
         transferred_rows=int(r_t.sum()), transferred_bytes=int(b_t.sum()),
         unplaced_rows=unplaced_rows, unplaced_bytes=unplaced_bytes,
-        plan=plan, schedule=sched, estimated_seconds=seconds)
+        moved_rows=int(prow[moved].sum()), moved_bytes=int(pbytes[moved].sum()),
+        owner_moved_rows=int(prow[owner_moved].sum()),
+        owner_moved_bytes=int(pbytes[owner_moved].sum()),
+        system=system, plan=plan, schedule=sched, estimated_seconds=seconds)

@@ -18,18 +18,32 @@ Null keys get a null partition, a null owner and null backups.
 from __future__ import annotations
 
 import json
-from typing import Iterator
+from collections.abc import Iterator
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 import hzfast
+from spark_integration.inputs import (
+    check_dataframe,
+    check_output_names,
+    quote_name,
+    resolve_column,
+    resolve_table,
+)
 
-__all__ = ["with_placement", "partition_by_owner", "partition_batch", "spark_hash_int",
-           "SYSTEMS", "KEY_TYPES"]
+__all__ = [
+    "KEY_TYPES",
+    "SYSTEMS",
+    "partition_batch",
+    "partition_by_owner",
+    "spark_hash_int",
+    "with_placement",
+]
 
 SYSTEMS = ("hazelcast", "ignite")
+MEMBER_IDS = ("auto", "index", "address")
 #: key_type names accepted (hzfast's names plus Spark SQL spellings).
 KEY_TYPES = {"string": "string", "int": "int", "integer": "int", "long": "long",
              "bigint": "long", "data": "data", "binary": "data"}
@@ -105,38 +119,19 @@ def partition_udf(kind: str, partitions: int, system: str):
 
 
 # --------------------------------------------------------------------------- validation
-def _check_system(system) -> str:
+def _check_system(system, func: str = "with_placement") -> str:
     if system not in SYSTEMS:
-        raise ValueError(f"system must be one of {SYSTEMS}, got {system!r}")
+        raise ValueError(f"{func}: system must be one of {SYSTEMS}, got {system!r}")
     return system
-
-
-def _check_name(value, name: str) -> str:
-    if not isinstance(value, str) or not value:
-        raise TypeError(f"{name} must be a non-empty column name (str), got {value!r}")
-    return value
-
-
-def _table_and_count(table, system: str):
-    """(PartitionTable or None, partition count) from a table or a partition count."""
-    if isinstance(table, hzfast.PartitionTable):
-        return table, table.partition_count
-    if isinstance(table, (int, np.integer)) and not isinstance(table, bool):
-        n = int(table)
-        if not 1 <= n <= _INT32_MAX:
-            raise ValueError(f"table: a partition count must be in [1, {_INT32_MAX}], got {n}")
-        return None, n
-    if table is None:
-        return None, _DEFAULT_PARTITIONS[system]
-    raise TypeError(f"table must be a hzfast.PartitionTable or a partition count (int), "
-                    f"got {type(table).__name__}")
 
 
 def resolve_key(df, key_col, key_type=None, system: str = "hazelcast", func: str = "with_placement"):
     """Check the key column and key type on the driver (analysis only, no job).
 
     Returns ``(column, kind)``: the Spark column to feed the UDF (cast when ``key_type``
-    asks for a widening) and the hzfast key type.
+    asks for a widening) and the hzfast key type. ``key_col`` follows
+    :func:`spark_integration.inputs.resolve_column` (a top-level name with a dot, or a
+    nested field ``struct.field``, or a Column).
 
     Raises
     ------
@@ -146,31 +141,10 @@ def resolve_key(df, key_col, key_type=None, system: str = "hazelcast", func: str
         A key column type hzfast cannot hash (float, decimal, date, struct, ...), or a
         key_col that is not a str/Column.
     """
-    from pyspark.sql import Column
-    from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
-    _check_system(system)
-    if isinstance(key_col, str):
-        col = F.col(key_col)
-        label = key_col
-        if key_col not in df.columns:
-            try:
-                dtype = df.select(col).schema[0].dataType
-            except Exception as exc:  # AnalysisException: unresolved column
-                raise ValueError(f"{func}: key column {key_col!r} not found; the DataFrame has "
-                                 f"columns {df.columns}") from exc
-        else:
-            dtype = df.schema[key_col].dataType
-    elif isinstance(key_col, Column):
-        col, label = key_col, str(key_col)
-        try:
-            dtype = df.select(col).schema[0].dataType
-        except Exception as exc:
-            raise ValueError(f"{func}: key column {label} cannot be resolved: {exc}") from exc
-    else:
-        raise TypeError(f"{func}: key_col must be a column name (str) or a Column, "
-                        f"got {type(key_col).__name__}")
+    _check_system(system, func)
+    col, label, dtype = resolve_column(df, key_col, func, "key_col")
 
     if key_type is not None:
         if not isinstance(key_type, str) or key_type.lower() not in KEY_TYPES:
@@ -230,10 +204,20 @@ def _literal_array(values, element_type):
     return F.from_json(F.lit(json.dumps(values)), T.ArrayType(element_type))
 
 
-def _member_labels(table, member_ids: str):
-    """None for indices, else the address of every member index."""
-    if member_ids not in ("auto", "index", "address"):
-        raise ValueError(f"member_ids must be 'auto', 'index' or 'address', got {member_ids!r}")
+def _check_member_ids(member_ids, func: str) -> str:
+    if member_ids not in MEMBER_IDS:
+        raise ValueError(f"{func}: member_ids must be one of {MEMBER_IDS}, got {member_ids!r}")
+    return member_ids
+
+
+def member_labels(table, member_ids: str = "auto"):
+    """None when members are named by index, else the address of every member index.
+
+    ``"auto"``: addresses when the table carries a real member registry, indices for the
+    anonymous default ``Members.from_count(M)``. Shared by ``with_placement`` and the SQL
+    functions, so both faces name members alike.
+    """
+    _check_member_ids(member_ids, "member_ids")
     members = table.members
     if member_ids == "index":
         return None
@@ -248,7 +232,7 @@ def placement_columns(pid, table, member_ids: str = "auto"):
     from pyspark.sql import types as T
 
     reps = np.asarray(table.replicas)
-    labels = _member_labels(table, member_ids)
+    labels = member_labels(table, member_ids)
     if labels is None:
         elem = T.IntegerType()
         owners = reps[:, 0].tolist()
@@ -272,12 +256,19 @@ def with_placement(df, key_col, table, *, key_type=None, system="hazelcast",
     Parameters
     ----------
     df : pyspark.sql.DataFrame
+        Classic or Spark Connect. A pandas-on-Spark DataFrame is refused with the
+        conversion to use (``psdf.to_spark()``).
     key_col : str or Column
         The key. Its Spark type picks the Java key type: string -> String, int -> Integer,
         bigint -> Long, binary -> already-serialized Hazelcast data (``key_type="data"``).
-    table : hzfast.PartitionTable or int
-        A table adds partition, owner and backups; a partition count adds only the
-        partition id.
+        A name equal to a top-level column (Spark's case rules) is that column even if it
+        contains a dot (``"user.key"``); otherwise ``"s.key"`` is field ``key`` of struct
+        ``s``, as with ``F.col``; backticks quote.
+    table : hzfast.PartitionTable, ndarray[int32] (P, R), str/PathLike or int
+        A table (object, replica array, or the path of a file written by
+        ``PartitionTable.save``, read once on the driver) adds partition, owner and
+        backups; a partition count adds only the partition id; None: the system's default
+        partition count, partition id only.
     key_type : {None, "string", "int", "long", "data"}, optional
         Override the column-type rule: ``"string"`` hashes int/bigint values as their
         decimal text, ``"long"`` widens int/smallint/tinyint, ``"int"`` widens
@@ -287,7 +278,9 @@ def with_placement(df, key_col, table, *, key_type=None, system="hazelcast",
         count defaults to 1024 when ``table`` is None).
     partition_col, owner_col, backups_col : str
         Names of the added columns (``int``, ``int`` or ``string``, ``array<int>`` or
-        ``array<string>``).
+        ``array<string>``). They must differ from each other and from every column of
+        ``df`` by Spark's rules (ignoring case unless ``spark.sql.caseSensitive`` is true):
+        an existing column is never silently replaced.
     member_ids : {"auto", "index", "address"}, default "auto"
         How members are named in owner/backups: member indices (int) or addresses
         (string). ``"auto"``: addresses when the table carries a real member registry,
@@ -315,25 +308,27 @@ def with_placement(df, key_col, table, *, key_type=None, system="hazelcast",
     >>> t = hzfast.PartitionTable.round_robin(271, 3)           # doctest: +SKIP
     >>> with_placement(df, "key", t).show()                      # doctest: +SKIP
     """
-    system = _check_system(system)
-    tab, count = _table_and_count(table, system)
-    col, kind = resolve_key(df, key_col, key_type, system, "with_placement")
-    names = [_check_name(partition_col, "partition_col")]
+    func = "with_placement"
+    df = check_dataframe(df, func)
+    system = _check_system(system, func)
+    tab, count = resolve_table(table, func, "table", allow_count=True, allow_none=True)
+    if count is None:
+        count = _DEFAULT_PARTITIONS[system]
     if tab is not None:
-        names += [_check_name(owner_col, "owner_col"), _check_name(backups_col, "backups_col")]
-    if len(set(names)) != len(names):
-        raise ValueError(f"with_placement: output column names must differ, got {names}")
-    clash = [c for c in names if c in df.columns]
-    if clash:
-        raise ValueError(f"with_placement: column(s) {clash} already exist in the DataFrame; "
-                         f"choose other partition_col/owner_col/backups_col names")
+        _check_member_ids(member_ids, func)
+    col, kind = resolve_key(df, key_col, key_type, system, func)
+    names = {"partition_col": partition_col}
+    if tab is not None:
+        names.update(owner_col=owner_col, backups_col=backups_col)
+    check_output_names(df, names, func)
 
     from pyspark.sql import functions as F
 
-    out = df.withColumn(partition_col, partition_udf(kind, count, system)(col))
+    pid = partition_udf(kind, count, system)(col)
     if tab is None:
-        return out
-    owner, backups = placement_columns(F.col(partition_col), tab, member_ids)
+        return df.withColumn(partition_col, pid)
+    out = df.withColumn(partition_col, pid)
+    owner, backups = placement_columns(F.col(quote_name(partition_col)), tab, member_ids)
     return out.withColumns({owner_col: owner, backups_col: backups})
 
 
@@ -399,7 +394,7 @@ def partition_by_owner(df, key_col, table, *, key_type=None, system="hazelcast",
     ----------
     df, key_col, key_type, system, partition_col, owner_col, backups_col, member_ids
         As for :func:`with_placement`.
-    table : hzfast.PartitionTable
+    table : hzfast.PartitionTable, ndarray[int32] (P, R) or str/PathLike
         A table is required (a partition count has no owners).
 
     Returns
@@ -411,13 +406,13 @@ def partition_by_owner(df, key_col, table, *, key_type=None, system="hazelcast",
     Raises
     ------
     TypeError
-        ``table`` is not a PartitionTable; as :func:`with_placement`.
+        ``table`` is not a table; as :func:`with_placement`.
     ValueError
         As :func:`with_placement`.
     """
-    if not isinstance(table, hzfast.PartitionTable):
-        raise TypeError(f"partition_by_owner: table must be a hzfast.PartitionTable, "
-                        f"got {type(table).__name__}")
+    func = "partition_by_owner"
+    df = check_dataframe(df, func)
+    table, _ = resolve_table(table, func, "table")
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
@@ -430,8 +425,10 @@ def partition_by_owner(df, key_col, table, *, key_type=None, system="hazelcast",
     # partition id -> routing key of its owner (M = "no owner")
     per_partition = route[np.where(owners >= 0, owners, M)].tolist()
     tmp = "__hz_route"
-    while tmp in placed.columns:
+    while any(c.lower() == tmp.lower() for c in placed.columns):
         tmp += "_"
-    key = F.coalesce(F.get(_literal_array(per_partition, T.IntegerType()), F.col(partition_col)),
+    key = F.coalesce(F.get(_literal_array(per_partition, T.IntegerType()),
+                           F.col(quote_name(partition_col))),
                      F.lit(int(route[M])))
-    return placed.withColumn(tmp, key).repartition(M + 1, tmp).drop(tmp)
+    return (placed.withColumn(tmp, key).repartition(M + 1, F.col(quote_name(tmp)))
+            .drop(tmp))

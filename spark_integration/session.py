@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 import sys
 
-__all__ = ["local_session", "DEFAULT_CONF", "ARROW_BATCH_ROWS"]
+__all__ = ["ARROW_BATCH_ROWS", "CONNECT_CONF", "DEFAULT_CONF", "local_session"]
 
 #: Rows per Arrow batch handed to the Python workers
 #: (``spark.sql.execution.arrow.maxRecordsPerBatch``; Spark's default is 10,000). Measured as
@@ -28,8 +28,21 @@ DEFAULT_CONF = {
 }
 
 
-def local_session(**conf):
+#: Added by ``local_session(connect=True)`` unless given.
+CONNECT_CONF = {
+    "spark.connect.grpc.binding.address": "127.0.0.1",
+}
+
+
+def local_session(*, connect: bool = False, **conf):
     """Create (or get) a local SparkSession tuned for a small machine.
+
+    With ``connect=True`` a Spark Connect server is started in this process on the same
+    local master (pyspark's ``SparkSession.builder.remote("local[2]")``, needs
+    ``pip install 'pyspark[connect]'``) and a Spark Connect session to it is returned:
+    every function of ``spark_integration`` works on it. Note that pyspark then switches
+    the whole process to Connect mode (``pyspark.sql.functions`` build Connect columns)
+    until that session is stopped.
 
     Arrow on, UI and console progress bar off, 2 shuffle partitions, driver bound to
     127.0.0.1, Arrow batches of :data:`ARROW_BATCH_ROWS` rows, ``local[2]``. Python workers run
@@ -39,6 +52,8 @@ def local_session(**conf):
 
     Parameters
     ----------
+    connect : bool, default False
+        Start a local Spark Connect server and return a Connect session.
     **conf : str, int, float or bool
         Spark configuration overriding the defaults. Keys are Spark property names, passed
         with ``**{...}`` because they contain dots
@@ -81,9 +96,26 @@ def local_session(**conf):
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
+    if not isinstance(connect, bool):
+        raise TypeError(f"local_session: connect must be a bool, got {type(connect).__name__}")
+    import warnings
+
     from pyspark.sql import SparkSession
 
-    builder = SparkSession.builder
+    if connect:
+        # the in-process server listens on 127.0.0.1 only (port: Spark Connect's 15002)
+        for key, value in CONNECT_CONF.items():
+            if key not in conf:
+                settings[key] = value
+        master = settings.pop("spark.master")
+        builder = SparkSession.builder.remote(master)
+    else:
+        builder = SparkSession.builder
     for key, value in settings.items():
         builder = builder.config(key, value)
-    return builder.getOrCreate()
+    with warnings.catch_warnings():
+        # a Connect session re-applies the start-up conf and warns for the static entries
+        # (already given to the in-process server)
+        warnings.filterwarnings("ignore", message=".*CANNOT_MODIFY_CONFIG.*")
+        warnings.filterwarnings("ignore", message="Failed to set .*")
+        return builder.getOrCreate()

@@ -1,4 +1,5 @@
-"""SQL functions: ``hz_partition_id(key[, n])``, ``hz_owner(key)``, ``ignite_partition(key[, n])``."""
+"""SQL functions: ``hz_partition_id(key[, n])``, ``ignite_partition(key[, n])``, ``hz_owner(key)``,
+``hz_backups(key)``."""
 from __future__ import annotations
 
 import numpy as np
@@ -6,9 +7,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 import hzfast
-from spark_integration.placement import partition_batch
+from spark_integration.inputs import resolve_table
+from spark_integration.placement import _check_system, member_labels, partition_batch
 
-__all__ = ["register_functions", "arrow_kind"]
+__all__ = ["USAGE", "arrow_kind", "register_functions"]
 
 _KIND_BY_ARROW = (
     (pa.types.is_string, "string"), (pa.types.is_large_string, "string"),
@@ -26,7 +28,8 @@ def arrow_kind(arrow_type: pa.DataType, func: str, system: str = "hazelcast") ->
                 break
             return kind
     raise TypeError(f"{func}: unsupported key type {arrow_type}; use string, int, bigint"
-                    + (" or binary (serialized Hazelcast data)" if system == "hazelcast" else ""))
+                    + (" or binary (serialized Hazelcast data)" if system == "hazelcast" else "")
+                    + (f". Usage: {USAGE[func]}" if func in USAGE else ""))
 
 
 def _as_int(keys: pa.Array, kind: str) -> pa.Array:
@@ -59,75 +62,142 @@ def _partitions_of(keys: pa.Array, counts, system: str, func: str, default: int)
 
 def _check_count(n: int, func: str) -> int:
     if not 1 <= n <= 2**31 - 1:
-        raise ValueError(f"{func}: partition count n must be in [1, 2147483647], got {n}")
+        raise ValueError(f"{func}: partition count n must be in [1, 2147483647], got {n}"
+                         + (f". Usage: {USAGE[func]}" if func in USAGE else ""))
     return int(n)
+
+
+USAGE = {
+    "hz_partition_id": "hz_partition_id(key[, n]) - Hazelcast partition id (int) of key with n "
+                       "partitions (default: the registered table's count, else 271). key: "
+                       "string (Java String), int/smallint/tinyint (Integer), bigint (Long), "
+                       "binary (serialized Hazelcast Data); n: an integer in [1, 2147483647]. "
+                       "A null key or n gives null.",
+    "ignite_partition": "ignite_partition(key[, n]) - Apache Ignite partition (int) of key "
+                        "with n partitions (default 1024). key: string, int, bigint; n: an "
+                        "integer in [1, 2147483647]. A null key or n gives null.",
+    "hz_owner": "hz_owner(key) - owner of key's partition in the registered table, as "
+                "with_placement's owner column: a member index (int, -1 when the partition has "
+                "no owner) or a member address (string, null when none).",
+    "hz_backups": "hz_backups(key) - backups of key's partition in the registered table, as "
+                  "with_placement's backups column: array of member indices (-1 for an empty "
+                  "slot) or of member addresses (null for an empty slot).",
+}
+
+
+def _arity(item, func: str, allowed: tuple):
+    """The argument arrays of one batch; a clear TypeError for a wrong argument count."""
+    args = item if isinstance(item, tuple) else (item,)
+    if len(args) not in allowed:
+        want = " or ".join(str(a) for a in allowed)
+        raise TypeError(f"{func} takes {want} argument{'s' if allowed != (1,) else ''}, got "
+                        f"{len(args)}. Usage: {USAGE[func]}")
+    return args
+
+
+def _check_n_type(counts: pa.Array, func: str) -> pa.Array:
+    if not (pa.types.is_integer(counts.type) or pa.types.is_null(counts.type)):
+        raise TypeError(f"{func}: n must be an integer, got {counts.type}. Usage: {USAGE[func]}")
+    return counts
 
 
 def _count_udf(system: str, func: str, default: int):
     def partition_fn(batches):  # iterator of key arrays, or of (key, n) tuples
         for item in batches:
-            if isinstance(item, tuple):
-                if len(item) != 2:
-                    raise TypeError(f"{func}(key, n) takes 1 or 2 arguments, got {len(item)}")
-                yield _partitions_of(item[0], item[1], system, func, default)
-            else:
-                yield _partitions_of(item, None, system, func, default)
+            args = _arity(item, func, (1, 2))
+            counts = _check_n_type(args[1], func) if len(args) == 2 else None
+            yield _partitions_of(args[0], counts, system, func, default)
 
     partition_fn.__name__ = func
-    return _iter_udf(partition_fn)
+    return _iter_udf(partition_fn, _int_type())
 
 
-def _iter_udf(fn):
-    """An int-valued iterator-form arrow_udf (the form is given, not inferred: the same
-    function takes one or two columns)."""
+def _int_type():
+    from pyspark.sql.types import IntegerType
+    return IntegerType()
+
+
+def _iter_udf(fn, return_type):
+    """An iterator-form arrow_udf (the form is given, not inferred: the same function takes
+    one or two columns)."""
     import warnings
 
     from pyspark.sql.functions import ArrowUDFType, arrow_udf
-    from pyspark.sql.types import IntegerType
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*type hints for arrow UDF.*")
-        return arrow_udf(fn, IntegerType(), ArrowUDFType.SCALAR_ITER)
+        return arrow_udf(fn, return_type, ArrowUDFType.SCALAR_ITER)
 
 
-def _owner_udf(owners: np.ndarray, partitions: int):
+def _member_udf(func: str, replicas: np.ndarray, labels, system: str):
+    """hz_owner (column 0) or hz_backups (columns 1..R-1) as with_placement names them."""
+    from pyspark.sql import types as T
 
-    def hz_owner(batches):  # iterator of key arrays
-        table = owners          # P int32 values, shipped with the function (see README)
-        for keys in batches:
-            kind = arrow_kind(keys.type, "hz_owner")
-            pids = partition_batch(_as_int(keys, kind), kind, partitions, "hazelcast")
-            if pids.null_count:
-                yield pc.take(pa.array(table), pids)      # null partition -> null owner
+    P, R = replicas.shape
+    backups = func == "hz_backups"
+    values = np.ascontiguousarray(replicas[:, 1:] if backups else replicas[:, 0], np.int32)
+    names = None if labels is None else list(labels)
+    elem = T.IntegerType() if names is None else T.StringType()
+    rtype = T.ArrayType(elem) if backups else elem
+
+    def member_fn(batches):
+        width = R - 1
+        look = None if names is None else pa.array(names + [None], pa.string())
+        for item in batches:
+            (keys,) = _arity(item, func, (1,))
+            kind = arrow_kind(keys.type, func, system)
+            pids = partition_batch(_as_int(keys, kind), kind, P, system)
+            valid = pids.is_valid().to_numpy(zero_copy_only=False)
+            idx = pids.fill_null(0).to_numpy(zero_copy_only=False)
+            picked = values[idx]                                   # (n,) or (n, R-1)
+            if look is not None:                                   # -1 -> None
+                flat = np.where(picked < 0, len(names), picked).reshape(-1)
+                flat_arr = look.take(pa.array(flat, pa.int32()))
             else:
-                yield pa.array(table[pids.to_numpy()], type=pa.int32())
+                flat_arr = pa.array(picked.reshape(-1), pa.int32())
+            if not backups:
+                yield flat_arr if valid.all() else pc.if_else(pa.array(valid), flat_arr, None)
+                continue
+            offsets = pa.array(np.arange(len(keys) + 1, dtype=np.int32) * width, pa.int32())
+            mask = None if valid.all() else pa.array(~valid)
+            yield pa.ListArray.from_arrays(offsets, flat_arr, mask=mask)
 
-    return _iter_udf(hz_owner)
+    member_fn.__name__ = func
+    return _iter_udf(member_fn, rtype)
 
 
-def register_functions(spark, table=None, *, partition_count=None):
-    """Register hzfast's SQL functions in ``spark``.
+def register_functions(spark, table=None, *, partition_count=None, system="hazelcast",
+                       member_ids="auto"):
+    """Register hzfast's SQL functions in ``spark`` (classic or Spark Connect).
 
     * ``hz_partition_id(key[, n])``: Hazelcast partition id of ``key`` with ``n``
-      partitions (default 271, or ``partition_count``).
+      partitions (default ``partition_count``, else the table's count, else 271).
     * ``ignite_partition(key[, n])``: Ignite's partition of ``key`` (default 1024).
-    * ``hz_owner(key)``: owner member index of ``key`` in ``table`` (-1 when its partition
-      has no owner); registered only when a table is given. The table's owner column (P
-      int32) is shipped inside the function, i.e. with the task binary Spark broadcasts once
-      per executor and stage.
+    * ``hz_owner(key)``, ``hz_backups(key)`` (only with a table): the owner and backups of
+      ``key`` exactly as ``with_placement(df, key, table, system=system,
+      member_ids=member_ids)`` gives them - member indices, or member addresses when the
+      table carries a real member registry (``member_ids="auto"``). The table's P x R
+      replica array is shipped inside the functions (with the task binary Spark
+      broadcasts once per executor and stage).
 
     The key type follows the SQL type of the argument: string -> Java String, int (and
     smallint/tinyint, widened) -> Integer, bigint -> Long, binary -> serialized Hazelcast data
-    (not for Ignite); ``CAST`` in SQL to choose another. A null key or null ``n`` gives
-    null. Because SQL functions see their argument types only when they run, an
-    unsupported key type fails the query at run time (with_placement checks before).
+    (not for Ignite); ``CAST`` in SQL to choose another. A null key or ``n`` gives null.
+    Spark gives a Python function its argument types only when it runs, so a wrong
+    argument count or type fails the query when it runs, with a message naming the
+    function and its usage (:data:`USAGE`); Spark shows no usage text for Python functions
+    in ``DESCRIBE FUNCTION`` (``si.USAGE`` has it).
 
     Parameters
     ----------
     spark : pyspark.sql.SparkSession
-    table : hzfast.PartitionTable, optional
-        The table ``hz_owner`` looks keys up in.
+    table : hzfast.PartitionTable, ndarray[int32] (P, R) or str/PathLike, optional
+        The table ``hz_owner``/``hz_backups`` look keys up in (a path is read once here).
     partition_count : int, optional
-        Default ``n`` of ``hz_partition_id`` (default: the table's partition count, else 271).
+        Default ``n`` of ``hz_partition_id``.
+    system : {"hazelcast", "ignite"}, default "hazelcast"
+        Key -> partition rule of ``hz_owner``/``hz_backups``.
+    member_ids : {"auto", "index", "address"}, default "auto"
+        As for ``with_placement``.
 
     Returns
     -------
@@ -137,30 +207,34 @@ def register_functions(spark, table=None, *, partition_count=None):
     Raises
     ------
     TypeError
-        ``table`` is not a PartitionTable, ``spark`` has no ``udf`` registry.
+        ``table`` is not a table, ``spark`` is not a SparkSession.
     ValueError
-        ``partition_count`` out of range.
+        ``partition_count`` out of range, unknown ``system`` or ``member_ids``.
 
     Examples
     --------
     >>> register_functions(spark, hzfast.PartitionTable.round_robin(271, 3))  # doctest: +SKIP
     >>> spark.sql("SELECT hz_partition_id('key', 271), hz_owner('key')").show()  # doctest: +SKIP
     """
-    if not hasattr(spark, "udf"):
-        raise TypeError(f"spark must be a SparkSession, got {type(spark).__name__}")
-    if table is not None and not isinstance(table, hzfast.PartitionTable):
-        raise TypeError(f"table must be a hzfast.PartitionTable or None, "
-                        f"got {type(table).__name__}")
+    func = "register_functions"
+    if not hasattr(spark, "udf") or not hasattr(spark, "sql"):
+        raise TypeError(f"{func}: spark must be a SparkSession, got {type(spark).__name__}")
+    system = _check_system(system, func)
+    table, _ = resolve_table(table, func, "table", allow_none=True)
+    labels = member_labels(table, member_ids) if table is not None else None
     if partition_count is None:
-        partition_count = table.partition_count if table is not None else hzfast.DEFAULT_PARTITION_COUNT
+        partition_count = (table.partition_count if table is not None
+                           else hzfast.DEFAULT_PARTITION_COUNT)
     elif isinstance(partition_count, bool) or not isinstance(partition_count, (int, np.integer)):
-        raise TypeError(f"partition_count must be an int, got {type(partition_count).__name__}")
+        raise TypeError(f"{func}: partition_count must be an int, "
+                        f"got {type(partition_count).__name__}")
     partition_count = _check_count(int(partition_count), "partition_count")
     spark.udf.register("hz_partition_id", _count_udf("hazelcast", "hz_partition_id", partition_count))
     spark.udf.register("ignite_partition", _count_udf("ignite", "ignite_partition", 1024))
     names = ["hz_partition_id", "ignite_partition"]
     if table is not None:
-        owners = np.ascontiguousarray(np.asarray(table.replicas)[:, 0], dtype=np.int32)
-        spark.udf.register("hz_owner", _owner_udf(owners, table.partition_count))
-        names.append("hz_owner")
+        reps = np.asarray(table.replicas)
+        for name in ("hz_owner", "hz_backups"):
+            spark.udf.register(name, _member_udf(name, reps, labels, system))
+            names.append(name)
     return names
