@@ -1,5 +1,6 @@
 from numpy.typing import NDArray
 import numpy as np
+from typing_extensions import disjoint_base
 
 MAX_ITEMS: int  # 10,000 gap items per partition
 OUTCOME_DONE: int
@@ -19,7 +20,8 @@ def check_ops(
     partition_count: int,  # intp_t
 ) -> tuple[int, int]: ...  # (Problem, index) or (0, -1)
 
-class CounterTable:
+@disjoint_base
+class CounterTable:  # cdef class
     n: int  # intp_t, partitions
     tracking: bool  # bint
     lwm: NDArray[np.int64]  # length max(n, 1); hwm is lwm when not tracking
@@ -27,7 +29,7 @@ class CounterTable:
     initial: NDArray[np.int64]
     first: NDArray[np.uint8]
     lock: object  # threading.Lock held by every method
-    def __init__(self, n: int, tracking: bool) -> None: ...
+    def __new__(cls, n: int, tracking: bool) -> CounterTable: ...  # __cinit__(intp_t, bint)
     def update_batch(
         self,
         parts: NDArray[np.int32],  # const int32_t[::1], in [0, n)

@@ -19,6 +19,7 @@ import threading
 
 import numpy as np
 
+cimport cython
 from libc.stdlib cimport free, realloc
 from libc.string cimport memcpy, memmove
 
@@ -227,6 +228,7 @@ def check_ops(const int32_t[::1] parts, const int64_t[::1] starts, const int64_t
 
 
 # --------------------------------------------------------------------------- the table
+@cython.auto_pickle(False)   # raw gap buffers: not picklable
 cdef class CounterTable:
     """Update counters of ``n`` partitions (tracking or volatile) behind one lock.
 
