@@ -1,28 +1,27 @@
-"""spark_integration throughput on local[2]: with_placement vs the alternatives, side by side.
+"""spark_integration throughput on local[2], classic and Spark Connect, side by side.
 
 Rows come from ``spark.range`` (int64 keys) or ``concat('k', id)`` (short strings, 2-8 chars),
 generated in the JVM, and every variant ends in the same ``noop`` sink, so the only difference
-between the rows of one group is the key -> partition step:
+between the rows of one group is the key -> partition step. Every group runs twice: on a
+classic local session and on a local Spark Connect server (``local_session(connect=True)``).
 
-* ``with_placement``        - hzfast (arrow_udf iterator + Cython kernel; owner/backups in the JVM)
-* ``with_placement_pid``    - hzfast, partition count only (no table)
-* ``identity_arrow_udf``    - an arrow_udf returning its input: the JVM<->Python transfer ceiling
-* ``spark_pmod_hash``       - Spark's built-in ``pmod(hash(k), 271)`` (JVM, NOT Hazelcast's rule)
-* ``python_udf_mmh3``       - a plain ``@udf`` computing Hazelcast's partition with mmh3, on
-                              ``rows // 10`` rows (compare rows/s: ``extra_info["rows"]``),
-                              Arrow-batched (pyspark 4.3 default) and pickled (useArrow=False)
+* ``with_placement``       - hzfast (arrow_udf iterator + Cython kernel; owner/backups in the JVM)
+* ``udf_arrow``            - what a user with hzfast would write: a plain ``@udf`` calling
+                             ``hzfast.partition_id`` per row, Arrow-batched (pyspark 4.3's default)
+* ``udf_pickled``          - the same ``@udf`` with ``useArrow=False``, on ``rows // 5`` rows
+                             (compare rows/s: ``extra_info["rows"]``)
+* ``identity_arrow_udf``   - an arrow_udf returning its input: the JVM<->Python transfer ceiling
+* ``spark_pmod_hash``      - Spark's built-in ``pmod(hash(k), 271)`` (JVM, NOT Hazelcast's rule)
 
-Row count: ``HZFAST_BENCH_ROWS`` (default 10,000,000; under ``--benchmark-disable``, as in CI,
-the default is 200,000 so the file stays fast). Batch size group: ``arrow-batch-size``
-(``spark.sql.execution.arrow.maxRecordsPerBatch`` 10k..200k on the string keys).
+Every measured DataFrame is checked first (partition ids equal hzfast's on a sample; the
+``pmod(hash)`` ids in range). Row count: ``HZFAST_BENCH_ROWS`` (default 10,000,000; under
+``--benchmark-disable``, as in CI, the default is 200,000 so the file stays fast).
 Report rows/s = extra_info["rows"] / mean; extra_info["cpu_s_min"] is the least CPU time (JVM +
 Python workers) of one round, the steadier figure on a shared machine.
 """
 import os
-import struct
 import sys
 
-import numpy as np
 import pyarrow as pa
 import pytest
 
@@ -40,13 +39,19 @@ def rows(request):
     return 200_000 if request.config.getoption("benchmark_disable") else 10_000_000
 
 
-@pytest.fixture(scope="module")
-def spark():
+@pytest.fixture(scope="module", params=["classic", "connect"])
+def spark(request):
     os.environ["PYSPARK_PYTHON"] = sys.executable
-    session = si.local_session(**{"spark.driver.memory": "1g", "spark.app.name": "hzfast-bench"})
-    session.sparkContext.setLogLevel("ERROR")
+    session = si.local_session(connect=request.param == "connect", **{
+        "spark.driver.memory": "1g", "spark.app.name": "hzfast-bench", "spark.log.level": "ERROR"})
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="module")
+def mode(spark):
+    from pyspark.sql.connect.session import SparkSession as ConnectSession
+    return "connect" if isinstance(spark, ConnectSession) else "classic"
 
 
 @pytest.fixture(scope="module")
@@ -108,7 +113,7 @@ def _run(benchmark, df, n):
         cpu.append(_tree_cpu() - c0)
 
     benchmark.extra_info["rows"] = n
-    benchmark.pedantic(once, rounds=3, iterations=1, warmup_rounds=1)
+    benchmark.pedantic(once, rounds=2, iterations=1, warmup_rounds=1)
     measured = cpu[1:] or cpu
     benchmark.extra_info["cpu_s"] = measured
     benchmark.extra_info["cpu_s_min"] = min(measured)
@@ -117,32 +122,25 @@ def _run(benchmark, df, n):
 def _identity(df):
     """An arrow_udf (iterator form) returning its input, added as a column like with_placement
     adds its columns (the input row is kept in both cases)."""
-    from typing import Iterator
+    from collections.abc import Iterator
 
     from pyspark.sql.functions import arrow_udf
 
     def identity(batches: Iterator[pa.Array]) -> Iterator[pa.Array]:
-        for batch in batches:
-            yield batch
+        yield from batches
     return df.withColumn("x", arrow_udf(identity, df.schema["k"].dataType)("k"))
 
 
-_SEED = 0x01000193
+def _hz_partition_udf(kind, arrow):
+    """The per-row @udf a user with hzfast would write."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+    key_type = "long" if kind == "long" else "string"
 
-
-def _hz_partition_py(kind):
-    """Hazelcast's partition of one key in plain Python + mmh3 (what a user would write)."""
-    def long_part(v):
-        import mmh3
-        h = mmh3.hash(struct.pack(">q", v), _SEED, signed=True)
-        return 0 if h == -2**31 else abs(h) % P
-
-    def str_part(s):
-        import mmh3
-        b = s.encode("utf-8")
-        h = mmh3.hash(struct.pack(">i", len(b)) + b, _SEED, signed=True)
-        return 0 if h == -2**31 else abs(h) % P
-    return long_part if kind == "long" else str_part
+    def part(k):
+        import hzfast
+        return None if k is None else hzfast.partition_id(k, P, key_type=key_type)
+    return F.udf(part, T.IntegerType(), useArrow=arrow)
 
 
 def _check_placement(df_placed, kind, table=None, sample=2000):
@@ -160,62 +158,38 @@ KINDS = [("long", "int64"), ("string", "string")]
 
 
 @pytest.mark.parametrize("kind,label", KINDS)
-def test_with_placement(benchmark, spark, table, rows, kind, label):
-    benchmark.group = f"spark-{label}"
+def test_with_placement(benchmark, spark, mode, table, rows, kind, label):
+    benchmark.group = f"spark-{label}-{mode}"
     df = si.with_placement(_keys(spark, kind, rows), "k", table)
     _check_placement(df, kind, table)
     _run(benchmark, df, rows)
 
 
+@pytest.mark.parametrize("arrow", [True, False], ids=["udf_arrow", "udf_pickled"])
 @pytest.mark.parametrize("kind,label", KINDS)
-def test_with_placement_pid(benchmark, spark, rows, kind, label):
-    benchmark.group = f"spark-{label}"
-    df = si.with_placement(_keys(spark, kind, rows), "k", P)
+def test_udf_partition_id(benchmark, spark, mode, rows, kind, label, arrow):
+    """Plain @udf calling hzfast.partition_id per row: Arrow-batched and useArrow=False."""
+    benchmark.group = f"spark-{label}-{mode}"
+    n = rows if arrow else max(rows // 5, 1000)
+    df = _keys(spark, kind, n).withColumn("partition_id", _hz_partition_udf(kind, arrow)("k"))
     _check_placement(df, kind)
-    _run(benchmark, df, rows)
+    _run(benchmark, df, n)
 
 
 @pytest.mark.parametrize("kind,label", KINDS)
-def test_identity_arrow_udf(benchmark, spark, rows, kind, label):
-    benchmark.group = f"spark-{label}"
+def test_identity_arrow_udf(benchmark, spark, mode, rows, kind, label):
+    benchmark.group = f"spark-{label}-{mode}"
     df = _identity(_keys(spark, kind, rows))
     first = df.limit(3).collect()
-    assert [r.x for r in first] == [r.k for r in _keys(spark, kind, rows).limit(3).collect()]
+    assert [r.x for r in first] == [r.k for r in first]
     _run(benchmark, df, rows)
 
 
 @pytest.mark.parametrize("kind,label", KINDS)
-def test_spark_pmod_hash(benchmark, spark, rows, kind, label):
+def test_spark_pmod_hash(benchmark, spark, mode, rows, kind, label):
     from pyspark.sql import functions as F
-    benchmark.group = f"spark-{label}"
+    benchmark.group = f"spark-{label}-{mode}"
     df = _keys(spark, kind, rows).withColumn("p", F.pmod(F.hash("k"), F.lit(P)))
     got = df.limit(1000).collect()
     assert all(0 <= r.p < P for r in got)
     _run(benchmark, df, rows)
-
-
-@pytest.mark.parametrize("arrow", [True, False], ids=["arrow-batched", "pickled"])
-@pytest.mark.parametrize("kind,label", KINDS)
-def test_python_udf_mmh3(benchmark, spark, rows, kind, label, arrow):
-    """Plain @udf with mmh3: pyspark 4.3's default (Arrow-batched) and useArrow=False."""
-    from pyspark.sql import functions as F
-    from pyspark.sql import types as T
-    benchmark.group = f"spark-{label}"
-    n = max(rows // 10, 1000)
-    fn = F.udf(_hz_partition_py(kind), T.IntegerType(), useArrow=arrow)
-    df = _keys(spark, kind, n).withColumn("partition_id", fn("k"))
-    _check_placement(df, kind)                      # the baseline is Hazelcast-exact too
-    _run(benchmark, df, n)
-
-
-@pytest.mark.parametrize("batch", [10_000, 50_000, 200_000])
-def test_arrow_batch_size(benchmark, spark, table, rows, batch):
-    benchmark.group = "arrow-batch-size (string keys, with_placement)"
-    key = "spark.sql.execution.arrow.maxRecordsPerBatch"
-    old = spark.conf.get(key)
-    spark.conf.set(key, str(batch))
-    try:
-        df = si.with_placement(_keys(spark, "string", rows), "k", table)
-        _run(benchmark, df, rows)
-    finally:
-        spark.conf.set(key, old)

@@ -41,8 +41,8 @@ DRIVER = textwrap.dedent(r'''
              .config("spark.driver.bindAddress", "127.0.0.1")
              .config("spark.executor.memory", "512m")
              .config("spark.sql.shuffle.partitions", "2")
+             .config("spark.log.level", "ERROR")
              .getOrCreate())
-    spark.sparkContext.setLogLevel("ERROR")
 
     @F.udf(T.StringType())
     def where(_):
