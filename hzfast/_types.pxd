@@ -12,7 +12,7 @@ ctypedef fused offset_t:
 # hzfast._check turns a status into the ValueError naming the argument.
 cdef enum Status:
     S_OK = 0
-    S_BELOW_MINUS_ONE = 1        # a member index < -1
+    S_BELOW_MINUS_ONE = 1        # a member index (or a value where -1 means none) < -1
     S_TOO_LARGE = 2              # a member index >= the member count
     S_DUPLICATE = 3              # a member twice in one row
     S_INTERNAL = 4               # a kernel invariant broken (impossible on validated input)
@@ -21,3 +21,6 @@ cdef enum Status:
     S_SOURCE_MISMATCH = 7        # the source is not at source_current_index
     S_DESTINATION_MISMATCH = 8   # the destination is not at destination_current_index
     S_BAD_MEMBER = 9             # a plan's member index < -1 or >= the member count
+    S_NEGATIVE = 10              # a value that must be >= 0 (a counter, delta, size) is not
+    S_OVERFLOW = 11              # a sum leaves the Java long (int64) range
+    S_BAD_CODE = 12              # a code outside its enum (an Ignite partition state)

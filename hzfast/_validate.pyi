@@ -13,6 +13,9 @@ BAD_INDEX: int
 SOURCE_MISMATCH: int
 DESTINATION_MISMATCH: int
 BAD_MEMBER: int
+NEGATIVE: int
+OVERFLOW: int
+BAD_CODE: int
 
 def check_tables(
     a: NDArray[np.int32],  # const int32_t[:, ::1]

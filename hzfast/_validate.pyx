@@ -6,7 +6,8 @@ names the argument (docs/design.md section 0).
 """
 from hzfast._types cimport (int32_t, intp_t, S_OK, S_BELOW_MINUS_ONE, S_TOO_LARGE, S_DUPLICATE,
                            S_INTERNAL, S_BAD_PARTITION, S_BAD_INDEX, S_SOURCE_MISMATCH,
-                           S_DESTINATION_MISMATCH, S_BAD_MEMBER)
+                           S_DESTINATION_MISMATCH, S_BAD_MEMBER, S_NEGATIVE, S_OVERFLOW,
+                           S_BAD_CODE)
 from hzfast._rows cimport ROW_SLOTS, RowLoader, hz_differ8, load_row8, loader_init
 
 # the Status codes, for hzfast._check
@@ -20,6 +21,9 @@ BAD_INDEX = S_BAD_INDEX
 SOURCE_MISMATCH = S_SOURCE_MISMATCH
 DESTINATION_MISMATCH = S_DESTINATION_MISMATCH
 BAD_MEMBER = S_BAD_MEMBER
+NEGATIVE = S_NEGATIVE
+OVERFLOW = S_OVERFLOW
+BAD_CODE = S_BAD_CODE
 
 
 cdef int first_problem(const int32_t[:, ::1] a, const int32_t[:, ::1] b, bint has_b,

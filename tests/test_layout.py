@@ -90,6 +90,11 @@ def test_one_status_enum_and_one_cycle_routine():
     kernels = sorted(PKG.rglob("*.pyx")) + sorted(PKG.rglob("*.pxd"))
     defines_status = [p.name for p in kernels if re.search(r"^\s+S_OK\s*=", p.read_text(), re.M)]
     assert defines_status == ["_types.pxd"]
+    # no kernel keeps a private enum of input problems beside it
+    private = [p.name for p in kernels
+               if re.search(r"^cdef enum (Status|Problem)\b|^\s+(FINE|OK)\s*=\s*0", p.read_text(), re.M)
+               and p.name != "_types.pxd"]
+    assert private == []
     walks = [p.name for p in kernels
              if re.search(r"^cdef .*\b(closes_cycle|cyclic_at|row_is_cyclic|fix_row|"
                           r"creates_cycle|row_has_cycle\w*)\(", p.read_text(), re.M)]

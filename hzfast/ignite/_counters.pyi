@@ -8,17 +8,13 @@ OUTCOME_TOO_MANY_GAPS: int
 OUTCOME_BELOW_HIGHEST: int
 OUTCOME_OVERFLOW: int
 OUTCOME_NO_MEMORY: int
-PROBLEM_BAD_PARTITION: int
-PROBLEM_NEGATIVE_START: int
-PROBLEM_NEGATIVE_DELTA: int
-PROBLEM_END_OVERFLOW: int
 
 def check_ops(
     parts: NDArray[np.int32],  # const int32_t[::1]
     starts: NDArray[np.int64],  # const int64_t[::1], empty for a reservation batch
     deltas: NDArray[np.int64],  # const int64_t[::1]
     partition_count: int,  # intp_t
-) -> tuple[int, int]: ...  # (Problem, index) or (0, -1)
+) -> tuple[int, int, int]: ...  # (Status, index, argument) or (0, -1, -1)
 
 @disjoint_base
 class CounterTable:  # cdef class

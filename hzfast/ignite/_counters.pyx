@@ -23,7 +23,8 @@ cimport cython
 from libc.stdlib cimport free, realloc
 from libc.string cimport memcpy, memmove
 
-from hzfast._types cimport int32_t, int64_t, uint8_t, intp_t
+from hzfast._types cimport (int32_t, int64_t, uint8_t, intp_t, S_OK, S_BAD_PARTITION,
+                           S_NEGATIVE, S_OVERFLOW)
 
 # Outcome of a counter operation. Not hzfast._types.Status: these are not input problems but
 # the counter's own answers, which the Python layer turns into UpdateCounterError/MemoryError.
@@ -34,14 +35,6 @@ cdef enum Outcome:
     OVERFLOW = 3          # a reservation would take HWM past INT64_MAX
     NO_MEMORY = 4         # growing a gap buffer failed
 
-# Problems of an operation batch, found by check_ops (first one in array order).
-cdef enum Problem:
-    FINE = 0
-    BAD_PARTITION = 1
-    NEGATIVE_START = 2
-    NEGATIVE_DELTA = 3
-    END_OVERFLOW = 4
-
 cdef enum:
     MAX_ITEMS_C = 10000
 
@@ -51,10 +44,6 @@ OUTCOME_TOO_MANY_GAPS = TOO_MANY_GAPS
 OUTCOME_BELOW_HIGHEST = BELOW_HIGHEST
 OUTCOME_OVERFLOW = OVERFLOW
 OUTCOME_NO_MEMORY = NO_MEMORY
-PROBLEM_BAD_PARTITION = BAD_PARTITION
-PROBLEM_NEGATIVE_START = NEGATIVE_START
-PROBLEM_NEGATIVE_DELTA = NEGATIVE_DELTA
-PROBLEM_END_OVERFLOW = END_OVERFLOW
 
 cdef int64_t INT64_MAX_C = 0x7FFFFFFFFFFFFFFF
 
@@ -201,30 +190,32 @@ cdef inline int tracking_absolute(int64_t* lwm, int64_t* hwm, uint8_t* first, Ga
 # --------------------------------------------------------------------------- batch checks
 def check_ops(const int32_t[::1] parts, const int64_t[::1] starts, const int64_t[::1] deltas,
               intp_t partition_count):
-    """First problem of an operation batch: ``(problem, index)``, ``(0, -1)`` when none.
+    """First problem of an operation batch: ``(status, index, which)`` (hzfast._types
+    Status; ``which``: 0 partitions, 1 starts, 2 deltas), ``(S_OK, -1, -1)`` when none.
 
     ``starts`` may be empty (a reservation batch has none); otherwise all three have one
-    length. Problems, per operation in array order: partition outside ``[0, P)``, negative
-    start, negative delta, ``start + delta`` past int64.
+    length. Problems, per operation in array order: partition outside ``[0, P)``
+    (BAD_PARTITION), negative delta, negative start (NEGATIVE), ``start + delta`` past
+    int64 (OVERFLOW).
     """
     cdef intp_t m = parts.shape[0], k
     cdef bint with_starts = starts.shape[0] != 0
-    cdef int problem = FINE
+    cdef int status = S_OK, which = -1
     with nogil:
         for k in range(m):
             if <size_t>parts[k] >= <size_t>partition_count:
-                problem = BAD_PARTITION
+                status = S_BAD_PARTITION; which = 0
             elif deltas[k] < 0:
-                problem = NEGATIVE_DELTA
+                status = S_NEGATIVE; which = 2
             elif with_starts and starts[k] < 0:
-                problem = NEGATIVE_START
+                status = S_NEGATIVE; which = 1
             elif with_starts and starts[k] > INT64_MAX_C - deltas[k]:
-                problem = END_OVERFLOW
-            if problem != FINE:
+                status = S_OVERFLOW; which = 1
+            if status != S_OK:
                 break
-    if problem == FINE:
-        return FINE, -1
-    return problem, k
+    if status == S_OK:
+        return S_OK, -1, -1
+    return status, k, which
 
 
 # --------------------------------------------------------------------------- the table

@@ -2,10 +2,6 @@ from numpy.typing import NDArray
 import numpy as np
 
 BLOCK: int  # partitions per kernel block
-PROBLEM_BAD_STATE: int
-PROBLEM_BAD_COUNTER: int
-PROBLEM_BAD_HISTORY: int
-PROBLEM_BAD_SIZE: int
 
 def rebalance(
     states: NDArray[np.int8],  # const int8_t[:, ::1] of shape (N, P), N >= 1
@@ -22,4 +18,4 @@ def rebalance(
     kind: NDArray[np.int8],  # int8_t[:, ::1] (N, P)
     supplier: NDArray[np.int32],  # int32_t[:, ::1] (N, P)
     from_counter: NDArray[np.int64],  # int64_t[:, ::1] (N, P)
-) -> tuple[int, int, int]: ...  # (Problem, node, partition) or (0, -1, -1)
+) -> tuple[int, int, int, int]: ...  # (Status, node, partition, argument) or (0, -1, -1, -1)

@@ -10,7 +10,8 @@ import numpy as np
 
 from libc.string cimport memcpy, memset
 
-from hzfast._types cimport int8_t, int32_t, int64_t, uint8_t, intp_t
+from hzfast._types cimport (int8_t, int32_t, int64_t, uint8_t, intp_t, S_OK,
+                           S_BELOW_MINUS_ONE, S_NEGATIVE, S_BAD_CODE)
 
 # GridDhtPartitionState ordinals
 cdef enum:
@@ -25,20 +26,6 @@ cdef enum:
     KIND_FULL = 2
 
 cdef int64_t INT64_MAX_C = 0x7FFFFFFFFFFFFFFF
-
-# What the gather found wrong with a cell (first in block, row, column order). Not
-# hzfast._types.Status, whose codes describe replica tables.
-cdef enum Problem:
-    FINE = 0
-    BAD_STATE = 1        # a state code outside 0..4
-    BAD_COUNTER = 2      # a negative counter
-    BAD_HISTORY = 3      # a history counter below -1
-    BAD_SIZE = 4         # a negative size
-
-PROBLEM_BAD_STATE = BAD_STATE
-PROBLEM_BAD_COUNTER = BAD_COUNTER
-PROBLEM_BAD_HISTORY = BAD_HISTORY
-PROBLEM_BAD_SIZE = BAD_SIZE
 
 #: partitions per block: a block of every row is copied (memcpy) into private node-major
 #: buffers, checked, decided column by column, and its outputs copied back row by row.
@@ -185,9 +172,10 @@ cdef int rebalance_c(const int8_t[:, ::1] states, const int64_t[:, ::1] counters
     node-major (node n, column j at ``n * PITCH_C + j``); nm, sups, owners, live hold N.
 
     Each input cell is read once, into the private block buffers, and checked there before
-    any decision uses it. Returns FINE, or the Problem of the first bad cell found (blocks
-    in order, then rows) with its (node, partition) in ``bad[0], bad[1]``; the outputs are
-    then incomplete.
+    any decision uses it. Returns S_OK, or the Status of the first bad cell found (blocks
+    in order, then rows) with its (node, partition) in ``bad[0], bad[1]`` and the argument
+    in ``bad[2]`` (0 states, 1 counters, 2 history, 3 sizes); the outputs are then
+    incomplete.
     """
     cdef intp_t N = states.shape[0], P = states.shape[1], p0 = 0, nb, j, n, q, r
     cdef bint size_rows = has_sizes and sizes.shape[0] > 1
@@ -203,21 +191,24 @@ cdef int rebalance_c(const int8_t[:, ::1] states, const int64_t[:, ::1] counters
             if r >= 0:
                 bad[0] = n
                 bad[1] = p0 + r
-                return BAD_STATE if <uint8_t>lst[q + r] > LOST else BAD_COUNTER
+                bad[2] = 0 if <uint8_t>lst[q + r] > LOST else 1
+                return S_BAD_CODE if bad[2] == 0 else S_NEGATIVE
             if has_history:
                 memcpy(&lh[q], &history[n, p0], nb * sizeof(int64_t))
                 r = first_bad_cell(NULL, &lh[q], -1, nb)
                 if r >= 0:
                     bad[0] = n
                     bad[1] = p0 + r
-                    return BAD_HISTORY
+                    bad[2] = 2
+                    return S_BELOW_MINUS_ONE
             if size_rows or (has_sizes and n == 0):
                 memcpy(&lsz[q], &sizes[n, p0], nb * sizeof(int64_t))
                 r = first_bad_cell(NULL, &lsz[q], 0, nb)
                 if r >= 0:
                     bad[0] = n
                     bad[1] = p0 + r
-                    return BAD_SIZE
+                    bad[2] = 3
+                    return S_NEGATIVE
         memset(lown, 0, cells)                   # the defaults: no owner, NONE, -1
         memset(lkind, KIND_NONE, cells)
         memset(lsup, 0xFF, cells * sizeof(int32_t))
@@ -234,7 +225,7 @@ cdef int rebalance_c(const int8_t[:, ::1] states, const int64_t[:, ::1] counters
             memcpy(&supplier[n, p0], &lsup[q], nb * sizeof(int32_t))
             memcpy(&from_counter[n, p0], &lfrom[q], nb * sizeof(int64_t))
         p0 += nb
-    return FINE
+    return S_OK
 
 
 def rebalance(const int8_t[:, ::1] states, const int64_t[:, ::1] counters,
@@ -248,8 +239,9 @@ def rebalance(const int8_t[:, ::1] states, const int64_t[:, ::1] counters,
     (N, P) when ``has_history``, ``sizes`` (N, P) or (1, P) when ``has_sizes``; shapes
     checked by the caller.
 
-    Returns ``(problem, node, partition)``: ``(0, -1, -1)``, or the first bad cell (the
-    outputs are then incomplete and must be discarded).
+    Returns ``(status, node, partition, which)`` (hzfast._types Status; ``which``: 0
+    states, 1 counters, 2 history, 3 sizes): ``(S_OK, -1, -1, -1)``, or the first bad cell
+    (the outputs are then incomplete and must be discarded).
     """
     cdef intp_t N = states.shape[0]
     cdef intp_t cells = N * PITCH_C
@@ -266,13 +258,13 @@ def rebalance(const int8_t[:, ::1] states, const int64_t[:, ::1] counters,
     cdef intp_t[::1] sups = np.empty(N, np.intp)
     cdef intp_t[::1] owners = np.empty(N, np.intp)
     cdef intp_t[::1] live = np.empty(N, np.intp)
-    cdef intp_t bad[2]
+    cdef intp_t bad[3]
     cdef int problem
-    bad[0] = bad[1] = -1
+    bad[0] = bad[1] = bad[2] = -1
     with nogil:
         problem = rebalance_c(states, counters, history, has_history, sizes, has_sizes,
                               reset, threshold, prefer, max_counter, max_owner, kind, supplier,
                               from_counter, &lst[0], &lcn[0], &lh[0], &lsz[0],
                               &lown[0], &lkind[0], &lsup[0], &lfrom[0], &lsf[0], &nm[0],
                               &sups[0], &owners[0], &live[0], bad)
-    return problem, bad[0], bad[1]
+    return problem, bad[0], bad[1], bad[2]

@@ -17,6 +17,7 @@ import struct
 
 import numpy as np
 
+from hzfast import _validate
 from hzfast._check import check_int
 from hzfast._keys import INT64_MAX, INT64_MIN
 from hzfast.ignite import _counters
@@ -387,12 +388,13 @@ class VolatileUpdateCounter:
 
 
 # --------------------------------------------------------------------------- UpdateCounters
+# an operation batch's first problem (hzfast._types Status, argument) -> message
 _PROBLEMS = {
-    _counters.PROBLEM_BAD_PARTITION: "partitions[{k}] = {p} is outside [0, {n})",
-    _counters.PROBLEM_NEGATIVE_START: "starts[{k}] = {s} is negative",
-    _counters.PROBLEM_NEGATIVE_DELTA: "deltas[{k}] = {d} is negative",
-    _counters.PROBLEM_END_OVERFLOW: "starts[{k}] + deltas[{k}] = {s} + {d} is past the "
-                                    "Java long range (int64)",
+    (_validate.BAD_PARTITION, 0): "partitions[{k}] = {p} is outside [0, {n})",
+    (_validate.NEGATIVE, 1): "starts[{k}] = {s} is negative",
+    (_validate.NEGATIVE, 2): "deltas[{k}] = {d} is negative",
+    (_validate.OVERFLOW, 1): "starts[{k}] + deltas[{k}] = {s} + {d} is past the "
+                             "Java long range (int64)",
 }
 
 
@@ -792,9 +794,9 @@ class UpdateCounters:
                              f"got {shown}")
 
     def _check_ops(self, parts, starts, deltas, delta_name: str = "deltas") -> None:
-        problem, k = _counters.check_ops(parts, starts, deltas, self._n)
-        if problem:
-            msg = _PROBLEMS[problem].format(k=k, p=parts[k], n=self._n,
+        status, k, which = _counters.check_ops(parts, starts, deltas, self._n)
+        if status != _validate.OK:
+            msg = _PROBLEMS[status, which].format(k=k, p=parts[k], n=self._n,
                                             s=starts[k] if len(starts) else None,
                                             d=deltas[k])
             raise ValueError(msg.replace("deltas", delta_name))

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from hzfast import _validate
 from hzfast._check import check_int
 from hzfast._keys import INT64_MAX, INT64_MIN
 from hzfast.ignite import _rebalance
@@ -153,13 +154,12 @@ def _as_matrix(value, name: str, dtype, shape=None, *, allow_row: bool = False,
     return arr
 
 
+# the first bad cell's argument (which) -> (name, its array, what is wrong)
 _PROBLEMS = {
-    _rebalance.PROBLEM_BAD_STATE: ("states", lambda st, cn, hi, sz: st,
-                                  "is not a PartitionState code (0..4)"),
-    _rebalance.PROBLEM_BAD_COUNTER: ("counters", lambda st, cn, hi, sz: cn, "is negative"),
-    _rebalance.PROBLEM_BAD_HISTORY: ("history", lambda st, cn, hi, sz: hi,
-                                    "is below -1 (-1: no history)"),
-    _rebalance.PROBLEM_BAD_SIZE: ("sizes", lambda st, cn, hi, sz: sz, "is negative"),
+    0: ("states", lambda st, cn, hi, sz: st, "is not a PartitionState code (0..4)"),
+    1: ("counters", lambda st, cn, hi, sz: cn, "is negative"),
+    2: ("history", lambda st, cn, hi, sz: hi, "is below -1 (-1: no history)"),
+    3: ("sizes", lambda st, cn, hi, sz: sz, "is negative"),
 }
 
 
@@ -268,13 +268,12 @@ def rebalance_plan(states, counters, *, history=None, sizes=None, threshold: int
     if N == 0:
         max_counter.fill(-1)
     else:   # the kernel checks every cell as it copies it, then writes every output cell
-        problem, n, p = _rebalance.rebalance(
+        status, n, p, which = _rebalance.rebalance(
             st, cn, hi, has_history, sz, has_sizes, rs, threshold, bool(prefer_history),
             max_counter, max_owner.view(np.uint8), kind, supplier, from_counter)
-        if problem:
-            name, arr, what = _PROBLEMS[problem]
-            value = arr(st, cn, hi, sz)[n if problem != _rebalance.PROBLEM_BAD_SIZE
-                                        or sz.shape[0] > 1 else 0, p]
+        if status != _validate.OK:
+            name, arr, what = _PROBLEMS[which]
+            value = arr(st, cn, hi, sz)[n if name != "sizes" or sz.shape[0] > 1 else 0, p]
             raise ValueError(f"{name}[{n}, {p}] = {value} {what}")
     return RebalancePlan(*_frozen(max_counter, max_owner, kind, supplier, from_counter))
 
