@@ -108,8 +108,10 @@ def test_tests_mirror_the_migration_modules():
 
 
 def test_import_is_light():
-    code = ("import sys, time; t = time.perf_counter(); import hzfast; "
-            "print(time.perf_counter() - t, 'pyspark' in sys.modules, "
+    # CPU time of the import in a fresh interpreter (wall time on a shared 2-core machine
+    # also counts the other test workers), best of 5
+    code = ("import sys, time; t = time.process_time(); import hzfast; "
+            "print(time.process_time() - t, 'pyspark' in sys.modules, "
             "'hzfast.cli' in sys.modules, 'matplotlib' in sys.modules)")
     best = None
     for _ in range(5):
