@@ -51,17 +51,23 @@ cdef inline bint before(const Entry* x, const Entry* y) noexcept nogil:
     return x.key < y.key or (x.key == y.key and x.item < y.item)
 
 
-cdef int grow(Heap* h) except -1 nogil:
-    """Room for one more entry; -1 (MemoryError) when the array cannot grow."""
-    cdef Entry* grown
-    if h.n == h.cap:
-        grown = <Entry*>realloc(h.a, (2 * h.cap + 4) * sizeof(Entry))
+cdef int room(void** a, intp_t* cap, intp_t n, size_t item) except -1 nogil:
+    """Room for one more item in the growable array ``*a`` of ``n`` items; -1 (MemoryError)
+    when it cannot grow."""
+    cdef void* grown
+    if n == cap[0]:
+        grown = realloc(a[0], (2 * cap[0] + 4) * item)
         if grown == NULL:
             with gil:
                 raise MemoryError("schedule: out of memory")
-        h.a = grown
-        h.cap = 2 * h.cap + 4
+        a[0] = grown
+        cap[0] = 2 * cap[0] + 4
     return 0
+
+
+cdef inline int grow(Heap* h) except -1 nogil:
+    """Room for one more entry; -1 (MemoryError) when the array cannot grow."""
+    return room(<void**>&h.a, &h.cap, h.n, sizeof(Entry))
 
 
 cdef inline int heap_push(Heap* h, int64_t key, intp_t item, intp_t tag) except -1 nogil:
@@ -164,14 +170,7 @@ cdef intp_t queues_c(int32_t[:, ::1] rows, const Columns* c, const uint8_t[::1] 
 cdef int park(intp_t pr, int32_t x, uint8_t[::1] parked, Stack* lists) except -1 nogil:
     """Park pair ``pr`` on member ``x`` (at the limit). -1 only on MemoryError."""
     cdef Stack* st = &lists[x]
-    cdef intp_t* grown
-    if st.n == st.cap:
-        grown = <intp_t*>realloc(st.a, (2 * st.cap + 4) * sizeof(intp_t))
-        if grown == NULL:
-            with gil:
-                raise MemoryError("schedule: out of memory")
-        st.a = grown
-        st.cap = 2 * st.cap + 4
+    room(<void**>&st.a, &st.cap, st.n, sizeof(intp_t))
     st.a[st.n] = pr
     st.n += 1
     parked[pr] = 1

@@ -2,34 +2,16 @@
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 import hzfast
 from hzfast.migration import TableDiff
 from hzfast.reference import planning as ref
 
 
-@st.composite
-def tables(draw, max_p=6):
-    R = draw(st.integers(1, 7))
-    M = draw(st.integers(R, R + 5))
-    P = draw(st.integers(1, max_p))
-
-    def row():
-        members = draw(st.permutations(range(M)))[:R]
-        holes = draw(st.lists(st.booleans(), min_size=R, max_size=R))
-        return [-1 if h else m for m, h in zip(members, holes)]
-
-    cur = np.array([row() for _ in range(P)], dtype=np.int32)
-    tgt = np.array([row() for _ in range(P)], dtype=np.int32)
-    return cur, tgt
-
-
-@settings(max_examples=200, deadline=None)
-@given(tables())
-def test_diff_matches_reference(ct):
-    cur, tgt = ct
+@pytest.mark.parametrize("seed", range(40))
+def test_diff_matches_reference(random_tables, seed):
+    R = 1 + seed % 7
+    cur, tgt = random_tables(1 + 7 * seed, R, R + seed % 6, seed=seed)
     d = hzfast.diff(cur, tgt)
     M = int(max(cur.max(), tgt.max())) + 1
     mask, changed, gains, losses, moves = ref.diff(cur.tolist(), tgt.tolist(), M)
@@ -42,6 +24,12 @@ def test_diff_matches_reference(ct):
     assert d.slot_moves == moves
     d2 = hzfast.diff(cur, tgt, member_count=M + 3)
     assert d2.gains.shape == (M + 3, cur.shape[1])
+
+
+def test_diff_of_empty_tables():
+    empty = np.full((3, 2), -1, dtype=np.int32)
+    d = hzfast.diff(empty, empty)
+    assert d.slot_moves == 0 and d.gains.shape == (0, 2) and d.changed_partitions.size == 0
 
 
 def test_diff_bad_member_count():
