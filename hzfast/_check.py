@@ -8,10 +8,12 @@ Messages always name the argument and the problem.
 from __future__ import annotations
 
 import operator
+from typing import SupportsIndex, cast
 
 import numpy as np
 
 from hzfast import _validate
+from hzfast._typing import Int32Array
 
 MAX_REPLICA_COUNT = 7
 DEFAULT_PARTITION_COUNT = 271
@@ -34,12 +36,13 @@ def decision_problem(status: int) -> str:
     return _DECISION_PROBLEMS.get(status, "invalid")
 
 
-def check_int(value, name: str, *, minimum=None, maximum=None) -> int:
+def check_int(value: object, name: str, *, minimum: int | None = None,
+              maximum: int | None = None) -> int:
     """Return ``value`` as a Python int, or raise TypeError/ValueError naming ``name``."""
     if isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{name} must be an integer, got bool")
     try:
-        v = operator.index(value)
+        v = operator.index(cast(SupportsIndex, value))   # anything else: TypeError
     except TypeError:
         raise TypeError(f"{name} must be an integer, got {type(value).__name__}") from None
     if minimum is not None and v < minimum:
@@ -49,23 +52,23 @@ def check_int(value, name: str, *, minimum=None, maximum=None) -> int:
     return v
 
 
-def check_member_count(member_count, largest: int, holder: str) -> int:
+def check_member_count(member_count: object, largest: int, holder: str) -> int:
     """``member_count`` checked against the largest member ``holder`` uses (``None``: that
     member + 1)."""
     if member_count is None:
         return largest + 1
-    member_count = check_int(member_count, "member_count", minimum=0)
-    if largest >= member_count:
-        raise ValueError(f"member_count={member_count} but {holder} {largest}")
-    return member_count
+    count = check_int(member_count, "member_count", minimum=0)
+    if largest >= count:
+        raise ValueError(f"member_count={count} but {holder} {largest}")
+    return count
 
 
-def check_partition_count(value, name: str = "partition_count") -> int:
+def check_partition_count(value: object, name: str = "partition_count") -> int:
     """A positive int32 partition count."""
     return check_int(value, name, minimum=1, maximum=2**31 - 1)
 
 
-def as_int32_array(value, name: str, ndim: int) -> np.ndarray:
+def as_int32_array(value: object, name: str, ndim: int) -> Int32Array:
     """Arrays must already be int32 and C-contiguous; lists/tuples are converted."""
     if isinstance(value, np.ndarray):
         arr = value
@@ -77,7 +80,8 @@ def as_int32_array(value, name: str, ndim: int) -> np.ndarray:
             raise ValueError(f"{name} must be C-contiguous (use np.ascontiguousarray)")
         return arr
     if hasattr(value, "replicas") and ndim == 2:  # a PartitionTable
-        return value.replicas
+        replicas: Int32Array = value.replicas
+        return replicas
     if isinstance(value, (list, tuple)):
         try:
             arr = np.asarray(value)
@@ -95,7 +99,7 @@ def as_int32_array(value, name: str, ndim: int) -> np.ndarray:
     raise TypeError(f"{name} must be a numpy int32 array, got {type(value).__name__}")
 
 
-def as_table(value, name: str) -> np.ndarray:
+def as_table(value: object, name: str) -> Int32Array:
     """An int32, C-contiguous (P, R) array with 1 <= R <= 7 (values not yet checked)."""
     arr = as_int32_array(value, name, 2)
     R = arr.shape[1]
@@ -104,7 +108,7 @@ def as_table(value, name: str) -> np.ndarray:
     return arr
 
 
-def raise_for_status(status: int, name: str, arr: np.ndarray, row: int, col: int,
+def raise_for_status(status: int, name: str, arr: Int32Array, row: int, col: int,
                      member_count: int | None = None) -> None:
     """Raise the ValueError for a failed table check of ``arr`` (argument ``name``) at
     ``[row, col]``; return quietly when ``status`` is OK."""
@@ -120,7 +124,8 @@ def raise_for_status(status: int, name: str, arr: np.ndarray, row: int, col: int
     raise ValueError(f"{name}: invalid row {row}")  # pragma: no cover - no other table status
 
 
-def check_table(value, name: str, *, member_count: int | None = None):
+def check_table(value: object, name: str, *,
+                member_count: int | None = None) -> tuple[Int32Array, int]:
     """Validate a replica table; return ``(array, largest member)`` (-1 if none).
 
     The array is the input itself for valid numpy input (never a copy)."""
@@ -131,7 +136,8 @@ def check_table(value, name: str, *, member_count: int | None = None):
     return arr, mx
 
 
-def check_pair(current, target, name_a: str = "current", name_b: str = "target"):
+def check_pair(current: object, target: object, name_a: str = "current",
+               name_b: str = "target") -> tuple[Int32Array, Int32Array, int, int]:
     """Validate two replica tables of one shape; return ``(a, b, mismatching slots,
     largest member)``."""
     a = as_table(current, name_a)
@@ -142,8 +148,8 @@ def check_pair(current, target, name_a: str = "current", name_b: str = "target")
     return a, b, mismatches, mx
 
 
-def as_replicas(value, name: str = "replicas", *,
-                member_count: int | None = None) -> np.ndarray:
+def as_replicas(value: object, name: str = "replicas", *,
+                member_count: int | None = None) -> Int32Array:
     """Validate a replica table: int32, C-contiguous, shape (P, R) with 1 <= R <= 7,
     every value in [-1, member_count), no member twice in a row.
 
@@ -152,7 +158,7 @@ def as_replicas(value, name: str = "replicas", *,
     return check_table(value, name, member_count=member_count)[0]
 
 
-def as_versions(value, partition_count: int, name: str = "versions") -> np.ndarray:
+def as_versions(value: object, partition_count: int, name: str = "versions") -> Int32Array:
     """Validate a version vector: int32, C-contiguous, shape (partition_count,)."""
     arr = as_int32_array(value, name, 1)
     if arr.shape[0] != partition_count:
@@ -161,7 +167,7 @@ def as_versions(value, partition_count: int, name: str = "versions") -> np.ndarr
     return arr
 
 
-def same_shape(a: np.ndarray, b: np.ndarray, name_a: str, name_b: str) -> None:
+def same_shape(a: Int32Array, b: Int32Array, name_a: str, name_b: str) -> None:
     if a.shape != b.shape:
         raise ValueError(f"{name_a} and {name_b} must have the same shape, "
                          f"got {a.shape} and {b.shape}")

@@ -23,10 +23,17 @@ Contract (shared with ``hzfast.ignite``; keep it stable)::
 from __future__ import annotations
 
 import sys
-from typing import NamedTuple, Optional
+from collections.abc import Callable, Sequence
+from types import ModuleType
+from typing import Any, NamedTuple, NoReturn, Optional
 
 import numpy as np
+from numpy.typing import NDArray
 
+_encode_str_list: Callable[[list[str]], tuple[int, int, NDArray[np.int64] | None,
+                                               NDArray[np.uint8] | None]] | None
+_encode_utf32: Callable[[NDArray[np.uint32]], tuple[int, NDArray[np.int64] | None,
+                                                    NDArray[np.uint8] | None]] | None
 try:  # the C encoder for lists of str (falls back to join/encode if not built)
     from hzfast._hashing import encode_str_list as _encode_str_list
     from hzfast._hashing import encode_utf32 as _encode_utf32
@@ -52,7 +59,8 @@ class KeyBatch(NamedTuple):
     data: Optional[np.ndarray] = None
 
 
-def check_key_type(key_type, name: str = "key_type", allowed=KEY_TYPES):
+def check_key_type(key_type: object, name: str = "key_type",
+                   allowed: tuple[str, ...] = KEY_TYPES) -> str | None:
     """Return ``key_type`` if it is ``None`` or one of ``allowed``; else raise."""
     if key_type is None:
         return None
@@ -64,12 +72,12 @@ def check_key_type(key_type, name: str = "key_type", allowed=KEY_TYPES):
     return key_type
 
 
-def is_scalar_key(key) -> bool:
+def is_scalar_key(key: object) -> bool:
     """True for a single key (str, int, bytes-like, numpy scalar), False for a batch."""
     return isinstance(key, (str, int, bytes, bytearray, memoryview, np.generic))
 
 
-def int_key(key, key_type, name: str) -> tuple[str, int]:
+def int_key(key: int | np.integer[Any], key_type: str | None, name: str) -> tuple[str, int]:
     """Java type and value of one integer key: ``("int", v)`` (Integer) or ``("long", v)``.
 
     ``key`` is a Python int or numpy integer (not a bool); ``key_type`` None infers it:
@@ -110,11 +118,12 @@ def _empty(kind: str) -> KeyBatch:
     return KeyBatch(kind, 0, None, np.zeros(1, np.int64), _EMPTY_U8)
 
 
-def _mismatch(name: str, key_type: str, what: str) -> TypeError:
+def _mismatch(name: str, key_type: str | None, what: str) -> TypeError:
     return TypeError(f"{name}: key_type={key_type!r} does not match the keys ({what})")
 
 
-def _ints(values: np.ndarray, key_type, name: str, natural: str) -> KeyBatch:
+def _ints(values: NDArray[np.integer[Any]], key_type: str | None, name: str,
+          natural: str) -> KeyBatch:
     """Integer array (int32 or int64, 1-D, C-contiguous) -> int/long batch."""
     kind = key_type or natural
     if kind not in ("int", "long"):
@@ -133,7 +142,7 @@ def _ints(values: np.ndarray, key_type, name: str, natural: str) -> KeyBatch:
     return KeyBatch("int", values.shape[0], values, None, None)
 
 
-def _check_data_lengths(offsets: np.ndarray, name: str) -> None:
+def _check_data_lengths(offsets: NDArray[np.int32] | NDArray[np.int64], name: str) -> None:
     if offsets.shape[0] > 1:
         lengths = np.diff(offsets)
         short = np.flatnonzero(lengths < DATA_HEADER)
@@ -143,13 +152,17 @@ def _check_data_lengths(offsets: np.ndarray, name: str) -> None:
                              f"needs at least {DATA_HEADER} (partition hash + type id)")
 
 
-def _encode_strings(seq, name: str):
+_Items = Sequence[Any] | NDArray[np.object_]   # a batch of Python objects
+
+
+def _encode_strings(seq: _Items, name: str) -> tuple[NDArray[np.int64], NDArray[np.uint8]]:
     """A sequence of str -> (offsets int64 (n+1), data uint8)."""
     if _encode_str_list is not None:
         if not isinstance(seq, list):
             seq = list(seq)
         status, pos, offsets, data = _encode_str_list(seq)
         if status == 0:
+            assert offsets is not None and data is not None   # status 0: both arrays
             return offsets, data
         if status == 1:  # not a str
             _bad_item(seq[pos], pos, name, "str")
@@ -158,7 +171,7 @@ def _encode_strings(seq, name: str):
     n = len(seq)
     joined = "".join(seq)
     if joined.isascii():
-        data = joined.encode("ascii")
+        raw = joined.encode("ascii")
         lengths = np.fromiter(map(len, seq), dtype=np.int64, count=n)
     else:
         try:
@@ -171,21 +184,21 @@ def _encode_strings(seq, name: str):
                     raise ValueError(f"{name}[{i}] cannot be encoded as UTF-8 "
                                      f"(lone surrogate?)") from None
             raise  # pragma: no cover
-        data = b"".join(enc)
+        raw = b"".join(enc)
         lengths = np.fromiter(map(len, enc), dtype=np.int64, count=n)
-    offsets = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    return offsets, np.frombuffer(data, dtype=np.uint8)
+    offs = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offs[1:])
+    return offs, np.frombuffer(raw, dtype=np.uint8)
 
 
-def _bad_item(item, pos: int, name: str, expected: str):
+def _bad_item(item: object, pos: int, name: str, expected: str) -> NoReturn:
     if item is None:
         raise ValueError(f"{name}[{pos}] is None: null keys cannot be hashed")
     raise TypeError(f"{name}[{pos}] is a {type(item).__name__}, expected {expected} "
                     f"(all keys of one batch must have the same type)")
 
 
-def _join_bytes(seq, name: str) -> KeyBatch:
+def _join_bytes(seq: _Items, name: str) -> KeyBatch:
     n = len(seq)
     for i, b in enumerate(seq):
         if not isinstance(b, (bytes, bytearray, memoryview)):
@@ -198,7 +211,7 @@ def _join_bytes(seq, name: str) -> KeyBatch:
     return KeyBatch("data", n, None, offsets, np.frombuffer(b"".join(items), dtype=np.uint8))
 
 
-def _classify(t) -> str:
+def _classify(t: type) -> str:
     if t is str or issubclass(t, str):
         return "str"
     if t is bool or issubclass(t, (bool, np.bool_)):
@@ -213,7 +226,7 @@ def _classify(t) -> str:
 
 
 # --------------------------------------------------------------------------- sequences
-def _from_sequence(seq, key_type, name: str) -> KeyBatch:
+def _from_sequence(seq: _Items, key_type: str | None, name: str) -> KeyBatch:
     n = len(seq)
     if n == 0:
         return _empty(key_type or "int")
@@ -270,7 +283,7 @@ def _from_sequence(seq, key_type, name: str) -> KeyBatch:
 
 
 # --------------------------------------------------------------------------- numpy
-def _from_numpy(arr: np.ndarray, key_type, name: str) -> KeyBatch:
+def _from_numpy(arr: NDArray[Any], key_type: str | None, name: str) -> KeyBatch:
     if arr.ndim != 1:
         raise ValueError(f"{name} must be 1-dimensional, got shape {arr.shape}")
     if not arr.flags.c_contiguous:
@@ -285,8 +298,8 @@ def _from_numpy(arr: np.ndarray, key_type, name: str) -> KeyBatch:
         if n == 0:
             return _empty("string")
         if _encode_utf32 is None:  # pragma: no cover - extension not built
-            offsets, data = _encode_strings(arr.tolist(), name)
-            return KeyBatch("string", n, None, offsets, data)
+            encoded = _encode_strings(arr.tolist(), name)
+            return KeyBatch("string", n, None, *encoded)
         if not arr.dtype.isnative:
             arr = arr.astype(arr.dtype.newbyteorder("="))
         width = arr.dtype.itemsize // 4
@@ -303,19 +316,19 @@ def _from_numpy(arr: np.ndarray, key_type, name: str) -> KeyBatch:
 
 
 # --------------------------------------------------------------------------- arrow
-def _arrow_null_error(arr, name: str):
+def _arrow_null_error(arr: Any, name: str) -> ValueError:
     mask = arr.is_null().to_numpy(zero_copy_only=False)
     pos = int(np.flatnonzero(mask)[0])
     return ValueError(f"{name}[{pos}] is null: null keys cannot be hashed")
 
 
-def loaded_pyarrow():
+def loaded_pyarrow() -> ModuleType | None:
     """pyarrow when something has imported it, else None: an Arrow array cannot exist
     before, so ``import hzfast`` does not pay for importing pyarrow."""
     return sys.modules.get("pyarrow")
 
 
-def _from_arrow(arr, key_type, name: str) -> KeyBatch:
+def _from_arrow(arr: Any, key_type: str | None, name: str) -> KeyBatch:
     import pyarrow as pa   # loaded already: arr is an Arrow array
 
     t = arr.type
@@ -359,12 +372,12 @@ def _from_arrow(arr, key_type, name: str) -> KeyBatch:
     return KeyBatch(kind, n, None, offsets, data)
 
 
-def _is_arrow(keys) -> bool:
+def _is_arrow(keys: object) -> bool:
     pa = loaded_pyarrow()
     return pa is not None and isinstance(keys, (pa.Array, pa.ChunkedArray))
 
 
-def _from_foreign(keys, name: str):
+def _from_foreign(keys: object, name: str) -> Any:
     """pandas Series/Index/arrays and Arrow-protocol objects (polars, ...) -> pyarrow Array,
     or None when ``keys`` is none of those."""
     if isinstance(keys, (str, bytes, bytearray, memoryview)):
@@ -390,7 +403,7 @@ def _from_foreign(keys, name: str):
 
 
 # --------------------------------------------------------------------------- entry
-def normalize_keys(keys, key_type=None, name: str = "keys") -> KeyBatch:
+def normalize_keys(keys: object, key_type: str | None = None, name: str = "keys") -> KeyBatch:
     """Validate a batch of keys and return it as dense buffers (:class:`KeyBatch`).
 
     Parameters
@@ -430,6 +443,7 @@ def normalize_keys(keys, key_type=None, name: str = "keys") -> KeyBatch:
                      key_type, name, "int")
     if _is_arrow(keys):
         pa = loaded_pyarrow()
+        assert pa is not None   # keys is an Arrow array
         if isinstance(keys, pa.ChunkedArray):
             if keys.num_chunks == 1:
                 keys = keys.chunk(0)

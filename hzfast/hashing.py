@@ -13,15 +13,21 @@ Thin, validating layer over the ``hzfast._hashing`` kernels:
 from __future__ import annotations
 
 import struct
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
+from numpy.typing import NDArray
 
 from hzfast import _check
 from hzfast import _hashing as _k
 from hzfast._check import DEFAULT_PARTITION_COUNT
+from hzfast._typing import VectorLike
 from hzfast._keys import (DATA_HEADER, INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN, KeyBatch,
                           check_key_type, int_key, is_scalar_key, loaded_pyarrow,
                           normalize_keys)
+
+if TYPE_CHECKING:
+    from typing_extensions import Buffer   # collections.abc.Buffer from Python 3.12
 
 __all__ = [
     "HAZELCAST_SEED",
@@ -47,14 +53,14 @@ _pack_q = struct.Struct(">q").pack
 
 
 # --------------------------------------------------------------------------- helpers
-def _as_bytes(data, name: str = "data") -> memoryview:
+def _as_bytes(data: object, name: str = "data") -> bytes | memoryview:
     """A 1-D, C-contiguous byte view of a bytes-like object (never a copy)."""
     if isinstance(data, bytes):
         return data  # the kernel takes bytes directly
     if isinstance(data, str):
         raise TypeError(f"{name} must be bytes-like, got str (encode it first)")
     try:
-        mv = memoryview(data)
+        mv = memoryview(cast("Buffer", data))   # not a buffer: TypeError
     except TypeError:
         raise TypeError(f"{name} must be bytes-like, got {type(data).__name__}") from None
     if not mv.c_contiguous:
@@ -64,7 +70,7 @@ def _as_bytes(data, name: str = "data") -> memoryview:
     return mv
 
 
-def _check_seed(seed, name: str = "seed") -> int:
+def _check_seed(seed: object, name: str = "seed") -> int:
     """A 32-bit seed: any value in [-2**31, 2**32); returned as its unsigned bit pattern."""
     if type(seed) is int and INT32_MIN <= seed <= 0xFFFFFFFF:  # fast path
         return seed & 0xFFFFFFFF
@@ -72,13 +78,13 @@ def _check_seed(seed, name: str = "seed") -> int:
     return s & 0xFFFFFFFF
 
 
-def _partition_count(value) -> int:
+def _partition_count(value: object) -> int:
     if type(value) is int and 0 < value <= INT32_MAX:  # fast path
         return value
     return _check.check_partition_count(value)
 
 
-def _scalar_hash(key, key_type, name: str) -> int:
+def _scalar_hash(key: Any, key_type: str | None, name: str) -> int:
     """Partition hash of one key; common cases straight in the kernel, no bytes built."""
     t = type(key)
     if t is str and key_type in (None, "string"):
@@ -100,7 +106,7 @@ def _signed32(u: int) -> int:
     return u - 2**32 if u >= 2**31 else u
 
 
-def _serialize(key, key_type, name: str) -> bytes:
+def _serialize(key: object, key_type: str | None, name: str) -> bytes:
     if key_type == "data" or (key_type is None and isinstance(key, (bytes, bytearray,
                                                                       memoryview))):
         if not isinstance(key, (bytes, bytearray, memoryview)):
@@ -130,14 +136,17 @@ def _serialize(key, key_type, name: str) -> bytes:
                     f"got {type(key).__name__}")
 
 
-def _hash_batch(batch: KeyBatch, partition_count: int, name: str) -> np.ndarray:
+def _hash_batch(batch: KeyBatch, partition_count: int, name: str) -> NDArray[np.int32]:
     """Kernel dispatch: partition_count 0 = raw hashes."""
     out = np.empty(batch.n, dtype=np.int32)
     if batch.kind == "int":
+        assert batch.values is not None
         _k.bulk_int32(batch.values, out, partition_count)
     elif batch.kind == "long":
+        assert batch.values is not None
         _k.bulk_int64(batch.values, out, partition_count)
     else:
+        assert batch.offsets is not None and batch.data is not None
         bad = _k.bulk_bytes(batch.offsets, batch.data, out, partition_count,
                             batch.kind == "data")
         if bad != -1:
@@ -146,7 +155,8 @@ def _hash_batch(batch: KeyBatch, partition_count: int, name: str) -> np.ndarray:
     return out
 
 
-def _bulk(keys, key_type, partition_count: int, name: str = "keys") -> np.ndarray:
+def _bulk(keys: object, key_type: str | None, partition_count: int,
+          name: str = "keys") -> NDArray[np.int32]:
     pa = loaded_pyarrow()
     if pa is not None and isinstance(keys, pa.ChunkedArray) and keys.num_chunks > 1:
         # chunk by chunk, so Arrow buffers stay zero-copy
@@ -158,7 +168,7 @@ def _bulk(keys, key_type, partition_count: int, name: str = "keys") -> np.ndarra
 
 
 # --------------------------------------------------------------------------- public API
-def murmur3_x86_32(data, seed: int = HAZELCAST_SEED) -> int:
+def murmur3_x86_32(data: Buffer, seed: int = HAZELCAST_SEED) -> int:
     """Standard MurmurHash3_x86_32 (Hazelcast ``HashUtil.MurmurHash3_x86_32``).
 
     Parameters
@@ -191,7 +201,7 @@ def murmur3_x86_32(data, seed: int = HAZELCAST_SEED) -> int:
     return _k.murmur3_x86_32(_as_bytes(data), _check_seed(seed))
 
 
-def murmur3_x64_64(data, seed: int = HAZELCAST_SEED) -> int:
+def murmur3_x64_64(data: Buffer, seed: int = HAZELCAST_SEED) -> int:
     """Hazelcast's ``HashUtil.MurmurHash3_x64_64``: a non-standard 64-bit MurmurHash3.
 
     It differs from the standard x64_128 (``mmh3.hash64``): other initial state, block
@@ -224,7 +234,7 @@ def murmur3_x64_64(data, seed: int = HAZELCAST_SEED) -> int:
     return _k.murmur3_x64_64(_as_bytes(data), _signed32(_check_seed(seed)))
 
 
-def stamp(versions) -> int:
+def stamp(versions: VectorLike) -> int:
     """Hazelcast's partition-table stamp (``PartitionStampUtil``) of a version vector.
 
     The x64_64 variant, seed 0x01000193, over the versions as big-endian int32 (partition
@@ -259,7 +269,8 @@ def stamp(versions) -> int:
     return h
 
 
-def serialize_key(key, key_type=None) -> bytes:
+def serialize_key(key: str | int | np.integer[Any] | Buffer,
+                  key_type: str | None = None) -> bytes:
     """Hazelcast's serialized form (``Data``) of a key.
 
     4-byte partition hash (0), 4-byte big-endian type id, big-endian payload:
@@ -297,7 +308,7 @@ def serialize_key(key, key_type=None) -> bytes:
     return _serialize(key, check_key_type(key_type), "key")
 
 
-def partition_hash(keys, key_type=None):
+def partition_hash(keys: object, key_type: str | None = None) -> int | NDArray[np.int32]:
     """Hazelcast's partition hash of one key or of a batch of keys.
 
     MurmurHash3_x86_32 (seed 0x01000193) of the serialized key after its 8-byte header;
@@ -333,7 +344,9 @@ def partition_hash(keys, key_type=None):
     return _bulk(keys, key_type, 0)
 
 
-def partition_id(key, partition_count: int = DEFAULT_PARTITION_COUNT, key_type=None) -> int:
+def partition_id(key: str | int | np.integer[Any] | Buffer,
+                 partition_count: int = DEFAULT_PARTITION_COUNT,
+                 key_type: str | None = None) -> int:
     """The partition of one key (Hazelcast ``PartitionService.getPartitionId``).
 
     ``0`` if the hash is ``-2**31`` (as Java; hazelcast-python-client differs there), else
@@ -373,8 +386,8 @@ def partition_id(key, partition_count: int = DEFAULT_PARTITION_COUNT, key_type=N
     return _k.hash_to_index(_scalar_hash(key, key_type, "key"), pc)
 
 
-def partition_ids(keys, partition_count: int = DEFAULT_PARTITION_COUNT,
-                  key_type=None) -> np.ndarray:
+def partition_ids(keys: object, partition_count: int = DEFAULT_PARTITION_COUNT,
+                  key_type: str | None = None) -> NDArray[np.int32]:
     """The partition of every key of a batch, in one ``nogil`` pass.
 
     Parameters

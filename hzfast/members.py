@@ -5,13 +5,18 @@ import functools
 import json
 import uuid as _uuid
 from dataclasses import dataclass
-from typing import Iterable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
+from typing import Any, TypeVar, Union
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from hzfast._check import check_int
 
 __all__ = ["Member", "Members"]
+
+_T = TypeVar("_T")
+_V = TypeVar("_V")
 
 
 @dataclass(frozen=True)
@@ -73,29 +78,31 @@ class Members:
 
     def __init__(self, addresses: Sequence[str], *, uuids: Sequence[str] | None = None,
                  hosts: Sequence[str] | None = None, zones: Sequence[str] | None = None,
-                 lite: Sequence[bool] | None = None, groups: Sequence | None = None):
+                 lite: Sequence[bool] | None = None,
+                 groups: Sequence[str | int] | None = None) -> None:
         if isinstance(addresses, (str, bytes)) or not isinstance(addresses, Iterable):
             raise TypeError("addresses must be a sequence of 'host:port' strings")
-        addresses = [str(a) for a in addresses]
-        n = len(addresses)
+        addrs = [str(a) for a in addresses]
+        n = len(addrs)
 
-        def column(values, name, default, conv):
+        def column(values: Sequence[_V] | None, name: str, default: Callable[[int], _T],
+                   conv: Callable[[_V], _T]) -> list[_T]:
             if values is None:
                 return [default(i) for i in range(n)]
             if isinstance(values, (str, bytes)):
                 raise TypeError(f"{name} must be a sequence, not a string")
-            values = list(values)
-            if len(values) != n:
-                raise ValueError(f"{name} must have one entry per member ({n}), got {len(values)}")
-            return [conv(v) for v in values]
+            items = list(values)
+            if len(items) != n:
+                raise ValueError(f"{name} must have one entry per member ({n}), got {len(items)}")
+            return [conv(v) for v in items]
 
-        self._addresses = tuple(addresses)
+        self._addresses = tuple(addrs)
         self._uuids = tuple(column(uuids, "uuids", _default_uuid, str))
-        self._hosts = tuple(column(hosts, "hosts", lambda i: addresses[i].rsplit(":", 1)[0], str))
+        self._hosts = tuple(column(hosts, "hosts", lambda i: addrs[i].rsplit(":", 1)[0], str))
         self._zones = tuple(column(zones, "zones", lambda i: "", str))
         self._lite = tuple(column(lite, "lite", lambda i: False, bool))
         self._groups = tuple(column(groups, "groups", lambda i: f"member-{i}", str))
-        self._cache: dict = {}    # derived values (Members is immutable), see cached()
+        self._cache: dict[Hashable, Any] = {}    # derived values (Members is immutable), see cached()
         if len(set(self._uuids)) != n:
             raise ValueError("uuids must be unique")
         if len(set(self._addresses)) != n:
@@ -138,7 +145,7 @@ class Members:
         return cls(addrs, zones=zs, lite=lite)
 
     @classmethod
-    def coerce(cls, members, name: str = "members") -> "Members":
+    def coerce(cls, members: MembersLike, name: str = "members") -> "Members":
         """Accept a :class:`Members` or an int n (n ordinary data members)."""
         if isinstance(members, Members):
             return members
@@ -151,7 +158,7 @@ class Members:
         raise TypeError(f"{name} must be a Members registry or an int member count, "
                         f"got {type(members).__name__}")
 
-    def with_groups(self, groups: Sequence) -> "Members":
+    def with_groups(self, groups: Sequence[str | int]) -> "Members":
         """Return a copy whose custom group labels are ``groups`` (one per member)."""
         return Members(self._addresses, uuids=self._uuids, hosts=self._hosts,
                        zones=self._zones, lite=self._lite, groups=groups)
@@ -178,7 +185,7 @@ class Members:
     def __iter__(self) -> Iterator[Member]:
         return (self[i] for i in range(len(self)))
 
-    def __eq__(self, other) -> bool:
+    def __eq__(self, other: object) -> bool:
         if not isinstance(other, Members):
             return NotImplemented
         return self._state() == other._state()
@@ -190,7 +197,7 @@ class Members:
         lite = sum(self._lite)
         return f"Members(count={len(self)}, lite={lite})"
 
-    def _state(self):
+    def _state(self) -> tuple[tuple[object, ...], ...]:
         return (self._addresses, self._uuids, self._hosts, self._zones, self._lite, self._groups)
 
     @property
@@ -214,19 +221,20 @@ class Members:
         return self._groups
 
     @property
-    def lite(self) -> np.ndarray:
+    def lite(self) -> NDArray[np.bool_]:
         """ndarray[bool] of shape (M,): lite flags."""
         return np.array(self._lite, dtype=bool)
 
-    def data_members(self) -> np.ndarray:
+    def data_members(self) -> NDArray[np.int32]:
         """ndarray[int32]: indices of the non-lite members, ascending."""
         return np.flatnonzero(~self.lite).astype(np.int32)
 
-    def cached(self, key, compute):
+    def cached(self, key: Hashable, compute: Callable[[], _T]) -> _T:
         """``compute()``, computed once per registry and ``key`` (a registry is immutable,
         so anything derived from it can be kept). Callers must not mutate the result."""
         try:
-            return self._cache[key]
+            cached: _T = self._cache[key]   # what compute() returned for this key
+            return cached
         except KeyError:
             value = self._cache[key] = compute()
             return value
@@ -240,7 +248,7 @@ class Members:
                 pass
         raise KeyError(f"no member with uuid or address {key!r}")
 
-    def group_ids(self, grouping="per_member") -> np.ndarray:
+    def group_ids(self, grouping: str | ArrayLike = "per_member") -> NDArray[np.int32]:
         """Group label of every member as dense ids ``0..G-1`` (first-seen order).
 
         Parameters
@@ -257,6 +265,7 @@ class Members:
         ValueError
             Unknown grouping name, or an array of the wrong length.
         """
+        labels: Sequence[Hashable] | None
         if isinstance(grouping, str):
             labels = {"per_member": range(len(self)), "host": self._hosts,
                       "zone": self._zones, "custom": self._groups}.get(grouping)
@@ -264,22 +273,22 @@ class Members:
                 raise ValueError(f"grouping must be 'per_member', 'host', 'zone', 'custom' or an "
                                  f"array of group ids, got {grouping!r}")
         else:
-            labels = np.asarray(grouping)
-            if labels.ndim != 1 or labels.shape[0] != len(self):
+            ids = np.asarray(grouping)
+            if ids.ndim != 1 or ids.shape[0] != len(self):
                 raise ValueError(f"grouping array must have one group id per member "
-                                 f"({len(self)}), got shape {labels.shape}")
-            labels = labels.tolist()
-        seen: dict = {}
+                                 f"({len(self)}), got shape {ids.shape}")
+            labels = ids.tolist()
+        seen: dict[Hashable, int] = {}
         return np.array([seen.setdefault(x, len(seen)) for x in labels], dtype=np.int32)
 
     # -- serialisation -----------------------------------------------------
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, list[str] | list[bool]]:
         return {"addresses": list(self._addresses), "uuids": list(self._uuids),
                 "hosts": list(self._hosts), "zones": list(self._zones),
                 "lite": list(self._lite), "groups": list(self._groups)}
 
     @classmethod
-    def from_dict(cls, d: dict) -> "Members":
+    def from_dict(cls, d: dict[str, Any]) -> "Members":
         return cls(d["addresses"], uuids=d.get("uuids"), hosts=d.get("hosts"),
                    zones=d.get("zones"), lite=d.get("lite"), groups=d.get("groups"))
 
@@ -289,3 +298,7 @@ class Members:
     @classmethod
     def from_json(cls, s: str) -> "Members":
         return cls.from_dict(json.loads(s))
+
+
+#: What a ``members`` argument accepts: a registry, or a count of plain data members.
+MembersLike = Union[Members, int, np.integer[Any]]

@@ -1,16 +1,21 @@
 """PartitionTable: replicas + versions + members, as one immutable value."""
 from __future__ import annotations
 
+import os
+from typing import Any
+
 import numpy as np
+from numpy.typing import NDArray
 
 from hzfast._check import (DEFAULT_PARTITION_COUNT, MAX_REPLICA_COUNT, as_replicas,
                            as_versions, check_int, check_partition_count)
-from hzfast.members import Members
+from hzfast._typing import TableLike, VectorLike
+from hzfast.members import Members, MembersLike
 
 __all__ = ["PartitionTable"]
 
 
-def _frozen(arr: np.ndarray) -> np.ndarray:
+def _frozen(arr: NDArray[np.int32]) -> NDArray[np.int32]:
     out = np.array(arr, dtype=np.int32, order="C", copy=True)
     out.flags.writeable = False
     return out
@@ -51,27 +56,32 @@ class PartitionTable:
     """
 
     __slots__ = ("_replicas", "_versions", "_members", "_stamp")
+    _replicas: NDArray[np.int32]
+    _versions: NDArray[np.int32]
+    _members: Members
+    _stamp: int | None
 
-    def __init__(self, replicas, versions=None, members=None):
-        if members is not None:
-            members = Members.coerce(members)
+    def __init__(self, replicas: TableLike, versions: VectorLike | None = None,
+                 members: MembersLike | None = None) -> None:
+        registry = None if members is None else Members.coerce(members)
         reps = as_replicas(replicas, "replicas",
-                           member_count=None if members is None else len(members))
-        if members is None:
-            members = Members.from_count(int(reps.max()) + 1 if reps.size else 0)
+                           member_count=None if registry is None else len(registry))
+        if registry is None:
+            registry = Members.from_count(int(reps.max()) + 1 if reps.size else 0)
         if versions is None:
             vers = np.zeros(reps.shape[0], dtype=np.int32)
         else:
             vers = as_versions(versions, reps.shape[0])
         self._replicas = _frozen(reps)
         self._versions = _frozen(vers)
-        self._members = members
+        self._members = registry
         self._stamp = None
 
     # -- constructors ------------------------------------------------------
     @classmethod
     def empty(cls, partition_count: int = DEFAULT_PARTITION_COUNT,
-              replica_count: int = MAX_REPLICA_COUNT, members=0) -> "PartitionTable":
+              replica_count: int = MAX_REPLICA_COUNT,
+              members: MembersLike = 0) -> "PartitionTable":
         """A table with every slot empty and every version 0.
 
         Parameters
@@ -90,7 +100,8 @@ class PartitionTable:
         return cls(np.full((P, R), -1, dtype=np.int32), None, members)
 
     @classmethod
-    def round_robin(cls, partition_count: int = DEFAULT_PARTITION_COUNT, members=3,
+    def round_robin(cls, partition_count: int = DEFAULT_PARTITION_COUNT,
+                    members: MembersLike = 3,
                     replica_count: int | None = None) -> "PartitionTable":
         """A balanced demo table: ``replicas[p, r] = (p + r) % M``.
 
@@ -108,12 +119,12 @@ class PartitionTable:
 
     # -- properties --------------------------------------------------------
     @property
-    def replicas(self) -> np.ndarray:
+    def replicas(self) -> NDArray[np.int32]:
         """ndarray[int32] of shape (P, R), read-only."""
         return self._replicas
 
     @property
-    def versions(self) -> np.ndarray:
+    def versions(self) -> NDArray[np.int32]:
         """ndarray[int32] of shape (P,), read-only."""
         return self._versions
 
@@ -123,11 +134,11 @@ class PartitionTable:
 
     @property
     def partition_count(self) -> int:
-        return self._replicas.shape[0]
+        return int(self._replicas.shape[0])
 
     @property
     def replica_count(self) -> int:
-        return self._replicas.shape[1]
+        return int(self._replicas.shape[1])
 
     @property
     def member_count(self) -> int:
@@ -142,11 +153,12 @@ class PartitionTable:
         return self._stamp
 
     # -- queries -----------------------------------------------------------
-    def owners(self) -> np.ndarray:
+    def owners(self) -> NDArray[np.int32]:
         """ndarray[int32] of shape (P,): the owner (replica 0) of each partition."""
-        return self._replicas[:, 0].copy()
+        owners: NDArray[np.int32] = self._replicas[:, 0].copy()
+        return owners
 
-    def locate(self, keys, key_type=None) -> np.ndarray | int:
+    def locate(self, keys: object, key_type: str | None = None) -> NDArray[np.int32] | int:
         """Owner member index of each key (``-1`` where the partition has no owner).
 
         Parameters
@@ -162,7 +174,9 @@ class PartitionTable:
         from hzfast.hashing import partition_id, partition_ids
         if isinstance(keys, (str, bytes, int, np.integer)):
             return int(self._replicas[partition_id(keys, self.partition_count, key_type), 0])
-        return self._replicas[partition_ids(keys, self.partition_count, key_type), 0]
+        owners: NDArray[np.int32] = self._replicas[partition_ids(keys, self.partition_count,
+                                                                 key_type), 0]
+        return owners
 
     def validate(self) -> "PartitionTable":
         """Re-check every invariant; return self. Raises ValueError on a broken table."""
@@ -171,7 +185,8 @@ class PartitionTable:
         return self
 
     # -- derivation --------------------------------------------------------
-    def replace(self, *, replicas=None, versions=None, members=None) -> "PartitionTable":
+    def replace(self, *, replicas: TableLike | None = None, versions: VectorLike | None = None,
+                members: MembersLike | None = None) -> "PartitionTable":
         """A new table with some parts replaced (validated again)."""
         return PartitionTable(self._replicas if replicas is None else replicas,
                               self._versions if versions is None else versions,
@@ -183,10 +198,10 @@ class PartitionTable:
 
     __copy__ = copy
 
-    def __deepcopy__(self, memo):
+    def __deepcopy__(self, memo: dict[int, Any]) -> "PartitionTable":
         return self.copy()
 
-    def __eq__(self, other) -> bool:
+    def __eq__(self, other: object) -> bool:
         if not isinstance(other, PartitionTable):
             return NotImplemented
         return (self._members == other._members
@@ -194,20 +209,20 @@ class PartitionTable:
                 and self._replicas.shape == other._replicas.shape
                 and np.array_equal(self._replicas, other._replicas))
 
-    __hash__ = None  # mutable-looking arrays: not hashable
+    __hash__ = None  # type: ignore[assignment]  # mutable-looking arrays: not hashable
 
     def __repr__(self) -> str:
         return (f"PartitionTable(partitions={self.partition_count}, replicas={self.replica_count}, "
                 f"members={len(self._members)}, stamp={self.stamp})")
 
     # -- persistence -------------------------------------------------------
-    def save(self, path) -> None:
+    def save(self, path: str | os.PathLike[str]) -> None:
         """Write the table to an ``.npz`` file (replicas, versions, members as JSON)."""
         np.savez_compressed(path, replicas=self._replicas, versions=self._versions,
                             members=np.array(self._members.to_json()))
 
     @classmethod
-    def load(cls, path) -> "PartitionTable":
+    def load(cls, path: str | os.PathLike[str]) -> "PartitionTable":
         """Read a table written by :meth:`save` (validated)."""
         with np.load(path, allow_pickle=False) as z:
             return cls(np.ascontiguousarray(z["replicas"]), np.ascontiguousarray(z["versions"]),

@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 
 import hzfast
-from hzfast.cli import demo, plan, table
+from hzfast.cli import demo, ignite, plan, table
 
 __all__ = ["build_parser", "main"]
 
@@ -44,7 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "arrangement and migration plans.")
     parser.add_argument("--version", action="version", version=f"hzfast {hzfast.__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for group in (demo, table, plan):
+    for group in (demo, table, plan, ignite):
         group.register(sub)
     return parser
 

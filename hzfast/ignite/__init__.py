@@ -10,11 +10,17 @@ Bit-exact with Ignite 2.x ``RendezvousAffinityFunction`` (no backup filters) and
 * :mod:`hzfast.ignite.affinity` - :func:`assign`, :func:`node_weight`,
   :func:`consistent_id_hash`, :func:`default_node_ids`, :data:`REPLICATED` (kernels in
   ``hzfast.ignite._affinity``);
-* :mod:`hzfast.ignite.counters` - :class:`UpdateCounter`, :class:`VolatileUpdateCounter`,
-  :class:`UpdateCounterError`.
+* :mod:`hzfast.ignite.counters` - :class:`UpdateCounters` (every partition of a node, as
+  arrays; kernels in ``hzfast.ignite._counters``), :class:`UpdateCounter`,
+  :class:`VolatileUpdateCounter`, :class:`UpdateCounterError` (docs/design.md §9.3, §9.4);
+* :mod:`hzfast.ignite.rebalance` - :func:`rebalance_plan`, :class:`RebalancePlan`,
+  :class:`PartitionState`, :class:`RebalanceKind` (:data:`NONE`, :data:`HISTORICAL`,
+  :data:`FULL`), :func:`exchange`, :class:`ExchangeResult` (docs/design.md §9.5, §9.6;
+  kernels in ``hzfast.ignite._rebalance``).
 
-Data flows one way: ``counters`` stands alone, ``affinity`` uses ``hashing`` (consistent ids
-are hashed like keys), and both validate every argument before a kernel sees it.
+Data flows one way: ``counters`` stands alone, ``rebalance`` uses ``counters``, ``affinity``
+uses ``hashing`` (consistent ids are hashed like keys), and all validate every argument
+before a kernel sees it.
 
 Examples
 --------
@@ -28,7 +34,10 @@ from __future__ import annotations
 
 from hzfast.ignite.affinity import (REPLICATED, assign, consistent_id_hash, default_node_ids,
                                     node_weight)
-from hzfast.ignite.counters import UpdateCounter, UpdateCounterError, VolatileUpdateCounter
+from hzfast.ignite.counters import (UpdateCounter, UpdateCounterError, UpdateCounters,
+                                    VolatileUpdateCounter)
+from hzfast.ignite.rebalance import (FULL, HISTORICAL, NONE, ExchangeResult, PartitionState,
+                                    RebalanceKind, RebalancePlan, exchange, rebalance_plan)
 from hzfast.ignite.hashing import (DEFAULT_PARTITIONS, MAX_PARTITIONS, java_hash_code,
                                    partition_id, partition_ids)
 
@@ -37,4 +46,6 @@ __all__ = [
     "java_hash_code", "partition_id", "partition_ids", "node_weight", "assign",
     "default_node_ids", "consistent_id_hash",
     "UpdateCounter", "VolatileUpdateCounter", "UpdateCounterError",
+    "UpdateCounters", "PartitionState", "RebalanceKind", "NONE", "HISTORICAL", "FULL",
+    "RebalancePlan", "rebalance_plan", "ExchangeResult", "exchange",
 ]

@@ -67,7 +67,8 @@ def test_help_lists_commands_in_order_with_their_summary(help_of):
         ["generate", "write a balanced table to an .npz file"],
         ["stamp", "the Hazelcast stamp of a table's versions"],
         ["locate", "partition and owner of keys"],
-        ["plan", "arrangement + migration plan for a topology change"]]
+        ["plan", "arrangement + migration plan for a topology change"],
+        ["ignite", "Apache Ignite: rendezvous assignment and rebalance decisions"]]
 
 
 @pytest.mark.parametrize("cmd", COMMANDS)
