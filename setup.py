@@ -33,7 +33,9 @@ directives = {
     "cdivision": True,
     "embedsignature": True,
 }
-compile_args = ["-O0", "-g"] if DEBUG else ["-O3"]
+# -g0: no debug sections in release builds (Python's own CFLAGS carry -g), so the wheel's
+# extension modules stay small
+compile_args = ["-O0", "-g"] if DEBUG else ["-O3", "-g0"]
 
 extensions = []
 for path in sorted(glob.glob(os.path.join("hzfast", "**", "_*.pyx"), recursive=True)):
