@@ -23,7 +23,7 @@ from hzfast.arrangement import *  # noqa: F401,F403
 from hzfast.arrangement import __all__ as _arrangement_all
 from hzfast import ignite  # noqa: F401  (hzfast.ignite.assign, ...)
 
-from hzfast._version import __version__
+from hzfast._version import __version__ as __version__
 
 __all__ = [
     "DEFAULT_PARTITION_COUNT", "MAX_REPLICA_COUNT", "Member", "Members", "PartitionTable",

@@ -42,10 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="hzfast",
         description="Fast, bit-exact Hazelcast/Ignite partition tables: placement, stamps, "
                     "arrangement and migration plans.")
-    # the ignore goes when hzfast/__init__.py re-exports __version__ explicitly (`import ...
-    # as __version__` or __all__); mypy --strict then reports it unused
-    version = hzfast.__version__  # type: ignore[attr-defined]
-    parser.add_argument("--version", action="version", version=f"hzfast {version}")
+    parser.add_argument("--version", action="version", version=f"hzfast {hzfast.__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for group in (demo, table, plan, ignite):
         group.register(sub)
