@@ -54,9 +54,9 @@ class KeyBatch(NamedTuple):
 
     kind: str
     n: int
-    values: Optional[np.ndarray] = None
-    offsets: Optional[np.ndarray] = None
-    data: Optional[np.ndarray] = None
+    values: Optional[NDArray[Any]] = None
+    offsets: Optional[NDArray[Any]] = None
+    data: Optional[NDArray[Any]] = None
 
 
 def check_key_type(key_type: object, name: str = "key_type",
@@ -142,7 +142,7 @@ def _ints(values: NDArray[np.integer[Any]], key_type: str | None, name: str,
     return KeyBatch("int", values.shape[0], values, None, None)
 
 
-def _check_data_lengths(offsets: NDArray[np.int32] | NDArray[np.int64], name: str) -> None:
+def _check_data_lengths(offsets: NDArray[Any], name: str) -> None:
     if offsets.shape[0] > 1:
         lengths = np.diff(offsets)
         short = np.flatnonzero(lengths < DATA_HEADER)

@@ -68,6 +68,7 @@ class PartitionTable:
                            member_count=None if registry is None else len(registry))
         if registry is None:
             registry = Members.from_count(int(reps.max()) + 1 if reps.size else 0)
+        vers: NDArray[np.int32]
         if versions is None:
             vers = np.zeros(reps.shape[0], dtype=np.int32)
         else:
