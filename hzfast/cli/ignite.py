@@ -12,26 +12,44 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, NoReturn, ParamSpec, TypedDict, TypeVar
 
 import numpy as np
 
 import hzfast
 from hzfast.cli._output import add_json_flag, emit, kv_table
 
+if TYPE_CHECKING:
+    from rich.console import Console
+
 __all__ = ["cmd_assign", "cmd_rebalance", "register"]
 
 _ARRAYS = ("states", "counters", "history", "sizes")
 
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+class _Move(TypedDict):
+    """One rebalancing copy, as ``hzfast ignite rebalance`` prints it."""
+
+    node: int
+    partition: int
+    kind: str
+    supplier: int
+    from_counter: int
+
 
 def _one_line_errors(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
     """Make argparse's own errors (bad or missing flags) one line with exit status 2."""
-    def error(message: str):
+    def error(message: str) -> NoReturn:
         parser.exit(2, f"hzfast ignite {name}: error: {message}\n")
-    parser.error = error
+    parser.error = error  # type: ignore[method-assign]  # argparse has no hook for its errors
     return parser
 
 
-def register(subparsers) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``ignite`` (with ``assign`` and ``rebalance``) to the ``hzfast`` parser.
 
     Parameters
@@ -84,7 +102,7 @@ def register(subparsers) -> None:
     p.set_defaults(func=cmd_rebalance)
 
 
-def _flag(flag: str, call, *args, **kwargs):
+def _flag(flag: str, call: Callable[_P, _R], /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
     """Run a library call; its ValueError/TypeError becomes one naming ``flag``."""
     try:
         return call(*args, **kwargs)
@@ -157,11 +175,12 @@ def cmd_assign(args: argparse.Namespace) -> int:
             raise ValueError(f"--show: partition {p} is outside [0, {args.partitions})")
     primaries = np.bincount(table[:, 0], minlength=len(ids))
     copies = np.bincount(table.reshape(-1), minlength=len(ids))
-    payload = {"partitions": args.partitions,
-               "backups": "REPLICATED" if args.replicated else args.backups,
-               "nodes": ids, "primaries": primaries.tolist(), "copies": copies.tolist()}
+    payload: dict[str, Any] = {"partitions": args.partitions,
+                               "backups": "REPLICATED" if args.replicated else args.backups,
+                               "nodes": ids, "primaries": primaries.tolist(),
+                               "copies": copies.tolist()}
 
-    def render(c, pl):
+    def render(c: Console, pl: dict[str, Any]) -> None:
         from rich.table import Table
         c.print(kv_table("Ignite rendezvous assignment",
                          [("partitions", pl["partitions"]), ("backups", pl["backups"]),
@@ -185,10 +204,11 @@ def cmd_assign(args: argparse.Namespace) -> int:
     return 0
 
 
-def _load(path: str) -> dict:
+def _load(path: str | None) -> dict[str, Any]:
     """The arrays of ``--input``: a dict with states, counters and optional history, sizes."""
     if path is None:
         raise ValueError("--input: required (a .json or .npz file with states and counters)")
+    data: Any
     try:
         if path.endswith(".npz"):
             with np.load(path, allow_pickle=False) as z:
@@ -244,13 +264,14 @@ def cmd_rebalance(args: argparse.Namespace) -> int:
     nodes, parts = np.nonzero(plan.rebalance.T)      # partition-major order
     nodes, parts = parts, nodes
     kinds = [hzfast.ignite.RebalanceKind(k).name for k in plan.rebalance[nodes, parts]]
-    moves = [{"node": int(n), "partition": int(p), "kind": k,
+    moves: list[_Move] = [{"node": int(n), "partition": int(p), "kind": k,
               "supplier": int(plan.supplier[n, p]), "from_counter": int(plan.from_counter[n, p])}
              for n, p, k in zip(nodes.tolist(), parts.tolist(), kinds)]
-    payload = {"nodes": int(plan.rebalance.shape[0]), "partitions": int(plan.rebalance.shape[1]),
-               "counts": plan.counts()}
+    payload: dict[str, Any] = {"nodes": int(plan.rebalance.shape[0]),
+                               "partitions": int(plan.rebalance.shape[1]),
+                               "counts": plan.counts()}
 
-    def render(c, pl):
+    def render(c: Console, pl: dict[str, Any]) -> None:
         from rich.table import Table
         c.print(kv_table("Ignite rebalance decision",
                          [("nodes", pl["nodes"]), ("partitions", pl["partitions"])]

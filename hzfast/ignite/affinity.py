@@ -8,9 +8,11 @@ module validates every argument first.
 from __future__ import annotations
 
 import uuid as _uuid
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from hzfast._check import check_int
 from hzfast._keys import INT32_MAX, INT32_MIN
@@ -27,7 +29,7 @@ _MASK64 = (1 << 64) - 1
 
 
 # --------------------------------------------------------------------------- helpers
-def _int32_array(value, name: str) -> np.ndarray:
+def _int32_array(value: ArrayLike, name: str) -> NDArray[np.int32]:
     """Any integer array_like (any shape) within int32, as int32."""
     arr = np.asarray(value)
     if arr.dtype.kind not in "iu":
@@ -37,11 +39,11 @@ def _int32_array(value, name: str) -> np.ndarray:
     return arr.astype(np.int32, copy=False)
 
 
-def _fits_int32(value) -> bool:
+def _fits_int32(value: int) -> bool:
     return INT32_MIN <= value <= INT32_MAX
 
 
-def _cid_identity(cid):
+def _cid_identity(cid: str | int | np.integer[Any] | _uuid.UUID) -> tuple[str, str | int]:
     """(Java class, value): two consistent ids are duplicates when both are equal."""
     if isinstance(cid, str):
         return ("String", cid)
@@ -52,7 +54,7 @@ def _cid_identity(cid):
     return ("Integer", int(cid))
 
 
-def _as_sequence(value, name: str) -> list:
+def _as_sequence(value: object, name: str) -> list[Any]:
     if isinstance(value, (str, bytes)) or not isinstance(value, (Sequence, np.ndarray)):
         if value is None:
             raise ValueError(f"{name} is None")
@@ -61,10 +63,10 @@ def _as_sequence(value, name: str) -> list:
     return value.tolist() if isinstance(value, np.ndarray) else list(value)
 
 
-def _node_hashes(cids: list) -> np.ndarray:
+def _node_hashes(cids: list[Any]) -> NDArray[np.int32]:
     """``consistentId.hashCode()`` of every node; None, bad types and duplicates raise."""
     hashes = np.empty(len(cids), dtype=np.int32)
-    seen = {}
+    seen: dict[tuple[str, str | int], int] = {}
     for i, cid in enumerate(cids):
         if cid is None:
             raise ValueError(f"consistent_ids[{i}] is None")
@@ -84,7 +86,7 @@ def _node_hashes(cids: list) -> np.ndarray:
     return hashes
 
 
-def _node_id_ranks(node_ids, n: int) -> np.ndarray:
+def _node_id_ranks(node_ids: object, n: int) -> NDArray[np.int32]:
     """Position of every node's id in ``UUID.compareTo`` order (a permutation of 0..n-1)."""
     if node_ids is None:
         uuids = default_node_ids(n)
@@ -94,7 +96,7 @@ def _node_id_ranks(node_ids, n: int) -> np.ndarray:
             raise ValueError(f"node_ids must have one id per consistent id ({n}), "
                              f"got {len(ids)}")
         uuids = [as_uuid(u, f"node_ids[{i}]") for i, u in enumerate(ids)]
-        first = {}
+        first: dict[int, int] = {}
         for i, u in enumerate(uuids):
             if u.int in first:
                 raise ValueError(f"node_ids[{i}] = {u} duplicates node_ids[{first[u.int]}]")
@@ -109,13 +111,13 @@ def _node_id_ranks(node_ids, n: int) -> np.ndarray:
     return rank
 
 
-def _neighbor_groups(neighbors, n: int) -> tuple[np.ndarray, int]:
+def _neighbor_groups(neighbors: object, n: int) -> tuple[NDArray[np.int32], int]:
     """Group id per node (equal labels, equal ids, in first-seen order) and the group count."""
     labels = _as_sequence(neighbors, "neighbors")
     if len(labels) != n:
         raise ValueError(f"neighbors must have one label per consistent id ({n}), "
                          f"got {len(labels)}")
-    ids_of = {}
+    ids_of: dict[Hashable, int] = {}
     group = np.empty(n, dtype=np.int32)
     for i, lab in enumerate(labels):
         if lab is None:
@@ -129,7 +131,7 @@ def _neighbor_groups(neighbors, n: int) -> tuple[np.ndarray, int]:
 
 
 # --------------------------------------------------------------------------- public API
-def node_weight(cid_hash, partition):
+def node_weight(cid_hash: ArrayLike, partition: ArrayLike) -> int | NDArray[np.int64]:
     """Rendezvous weight of a node for a partition (``RendezvousAffinityFunction.hash``).
 
     Wang/Jenkins 64-bit mix of ``(cid_hash & 0xFFFFFFFF) | (partition << 32)``, as a
@@ -165,16 +167,15 @@ def node_weight(cid_hash, partition):
         p = check_int(partition, "partition", minimum=INT32_MIN, maximum=INT32_MAX)
         return int(_affinity.node_weights(np.array([h], np.int32),
                                           np.array([p], np.int32))[0])
-    h = _int32_array(cid_hash, "cid_hash")
-    p = _int32_array(partition, "partition")
-    h, p = np.broadcast_arrays(h, p)
-    shape = h.shape
-    out = _affinity.node_weights(np.ascontiguousarray(h.ravel()),
-                                 np.ascontiguousarray(p.ravel()))
+    hs, ps = np.broadcast_arrays(_int32_array(cid_hash, "cid_hash"),
+                                 _int32_array(partition, "partition"))
+    shape = hs.shape
+    out = _affinity.node_weights(np.ascontiguousarray(hs.ravel()),
+                                 np.ascontiguousarray(ps.ravel()))
     return out.reshape(shape)
 
 
-def consistent_id_hash(consistent_id) -> int:
+def consistent_id_hash(consistent_id: str | int | np.integer[Any] | _uuid.UUID) -> int:
     """``consistentId.hashCode()`` as :func:`assign` computes it.
 
     Parameters
@@ -207,7 +208,7 @@ def consistent_id_hash(consistent_id) -> int:
     return scalar_hash(consistent_id, None, "consistent_id")
 
 
-def default_node_ids(n: int) -> list:
+def default_node_ids(n: int) -> list[_uuid.UUID]:
     """The node ids :func:`assign` uses when none are given.
 
     Member ``i`` gets ``UUID(int=i + 1)`` (``00000000-0000-0000-0000-00000000000{i+1}``),
@@ -238,8 +239,10 @@ def default_node_ids(n: int) -> list:
     return [_uuid.UUID(int=i + 1) for i in range(n)]
 
 
-def assign(consistent_ids, node_ids=None, *, partitions=DEFAULT_PARTITIONS, backups=0,
-           neighbors=None) -> np.ndarray:
+def assign(consistent_ids: Sequence[str | int | np.integer[Any] | _uuid.UUID] | NDArray[Any],
+           node_ids: Sequence[str | _uuid.UUID] | NDArray[Any] | None = None, *,
+           partitions: int = DEFAULT_PARTITIONS, backups: int = 0,
+           neighbors: Sequence[Hashable] | NDArray[Any] | None = None) -> NDArray[np.int32]:
     """Ignite's rendezvous affinity: the node order of every partition, bit-exact.
 
     Mirrors ``RendezvousAffinityFunction.assignPartition`` (no backup filters): each node's

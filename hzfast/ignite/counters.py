@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import bisect
 import struct
+from typing import Any, NoReturn, TypeVar, overload
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from hzfast import _validate
 from hzfast._check import check_int
@@ -23,6 +25,8 @@ from hzfast._keys import INT64_MAX, INT64_MIN
 from hzfast.ignite import _counters
 
 __all__ = ["UpdateCounters", "UpdateCounter", "VolatileUpdateCounter", "UpdateCounterError"]
+
+_Int = TypeVar("_Int", np.int32, np.int64)
 
 
 class UpdateCounterError(RuntimeError):
@@ -36,14 +40,15 @@ class UpdateCounterError(RuntimeError):
     """
 
     def __init__(self, message: str, *, index: int | None = None,
-                 partition: int | None = None, results=None):
+                 partition: int | None = None,
+                 results: NDArray[np.bool_] | None = None) -> None:
         super().__init__(message)
         self.index = index
         self.partition = partition
         self.results = results
 
 
-def _check_long(value, name: str) -> int:
+def _check_long(value: object, name: str) -> int:
     return check_int(value, name, minimum=INT64_MIN, maximum=INT64_MAX)
 
 
@@ -81,13 +86,13 @@ class UpdateCounter:
     MAX_MISSED_UPDATES = 10_000
     _VERSION = 1
 
-    def __init__(self, initial: int = 0, gaps: bytes | None = None):
+    def __init__(self, initial: int = 0, gaps: bytes | None = None) -> None:
         initial = _check_long(initial, "initial")
         self._lwm = initial
         self._hwm = initial
         self._initial = initial
         self._first = True
-        self._items: dict[int, list] = {}  # start -> [start, delta]
+        self._items: dict[int, list[int]] = {}  # start -> [start, delta]
         self._keys: list[int] = []         # sorted starts
         for start, delta in self._parse(gaps):
             self._put(start, delta)
@@ -97,13 +102,13 @@ class UpdateCounter:
         bisect.insort(self._keys, start)
         self._items[start] = [start, delta]
 
-    def _remove(self, start: int):
+    def _remove(self, start: int) -> list[int] | None:
         item = self._items.pop(start, None)
         if item is not None:
             del self._keys[bisect.bisect_left(self._keys, start)]
         return item
 
-    def _lower(self, start: int):
+    def _lower(self, start: int) -> list[int] | None:
         i = bisect.bisect_left(self._keys, start)
         return self._items[self._keys[i - 1]] if i else None
 
@@ -131,7 +136,7 @@ class UpdateCounter:
         return self._initial
 
     @property
-    def gaps(self) -> list:
+    def gaps(self) -> list[tuple[int, int]]:
         """Out-of-order items ``[(start, delta), ...]`` in start order (``iterator()``)."""
         return [(s, self._items[s][1]) for s in self._keys]
 
@@ -237,15 +242,16 @@ class UpdateCounter:
         if self._hwm < self._initial:
             self._hwm = self._initial
 
-    def finalize(self) -> list:
+    def finalize(self) -> list[int]:
         """``finalizeUpdateCounters()``: close every gap (on node left). Returns the missed
         ranges as a flat list ``[from1, to1, from2, to2, ...]`` (LWM+1 .. item start per item;
         Java returns null when there are none: here ``[]``); LWM jumps past each item and
         HWM = LWM."""
-        gaps = []
+        gaps: list[int] = []
         while self._keys:
             start = self._keys[0]
             item = self._remove(start)
+            assert item is not None  # start is a key
             gaps.extend((self._lwm + 1, item[0]))
             self._lwm = item[0] + item[1]
         self._hwm = self._lwm
@@ -269,7 +275,7 @@ class UpdateCounter:
         return b"".join(out)
 
     @staticmethod
-    def _parse(raw) -> list:
+    def _parse(raw: bytes | None) -> list[tuple[int, int]]:
         if raw is None:
             return []
         raw = bytes(raw)
@@ -307,7 +313,7 @@ class VolatileUpdateCounter:
     (0, False, 12)
     """
 
-    def __init__(self, initial: int = 0):
+    def __init__(self, initial: int = 0) -> None:
         initial = _check_long(initial, "initial")
         self._lwm = initial
         self._initial = initial
@@ -331,8 +337,15 @@ class VolatileUpdateCounter:
         """``initial()``: the counter the partition started from."""
         return self._initial
 
-    gaps = property(lambda self: [], doc="Always empty (no gap tracking).")
-    sequential = property(lambda self: True, doc="Always True.")
+    @property
+    def gaps(self) -> list[tuple[int, int]]:
+        """Always empty (no gap tracking)."""
+        return []
+
+    @property
+    def sequential(self) -> bool:
+        """Always True."""
+        return True
 
     def empty(self) -> bool:
         """``empty()``: LWM 0."""
@@ -370,7 +383,7 @@ class VolatileUpdateCounter:
         self.update(start, delta)
         self._initial = self._lwm
 
-    def finalize(self) -> list:
+    def finalize(self) -> list[int]:
         """``finalizeUpdateCounters()``: nothing to close; always ``[]``."""
         return []
 
@@ -379,7 +392,7 @@ class VolatileUpdateCounter:
         self._initial = 0
         self._lwm = 0
 
-    def to_bytes(self):
+    def to_bytes(self) -> bytes | None:
         """``getBytes()``: always None (no gaps)."""
         return None
 
@@ -398,7 +411,8 @@ _PROBLEMS = {
 }
 
 
-def _snapshot(value, name: str, dtype, bounds: tuple[int, int] | None = None) -> np.ndarray:
+def _snapshot(value: object, name: str, dtype: type[_Int],
+              bounds: tuple[int, int] | None = None) -> NDArray[_Int]:
     """A private, C-contiguous 1-D copy of an integer array_like, as ``dtype``.
 
     The copy is taken before any check, so later changes to the caller's array cannot
@@ -430,9 +444,11 @@ def _snapshot(value, name: str, dtype, bounds: tuple[int, int] | None = None) ->
     return arr.astype(dtype)
 
 
-def _readonly(arr: np.ndarray, n: int) -> np.ndarray:
+def _readonly(arr: NDArray[np.int64], n: int) -> NDArray[np.int64]:
     """A read-only view of ``arr[:n]`` that cannot be made writeable again."""
-    view = np.frombuffer(memoryview(arr).toreadonly(), dtype=arr.dtype)[:n]
+    # numpy declares ndarray.__buffer__ only for Python >= 3.12 (the Buffer protocol)
+    view = np.frombuffer(memoryview(arr).toreadonly(),  # type: ignore[arg-type]
+                         dtype=arr.dtype)[:n]
     return view
 
 
@@ -494,7 +510,7 @@ class UpdateCounters:
     MAX_MISSED_UPDATES = _counters.MAX_ITEMS
     _VERSION = 1
 
-    def __init__(self, partition_count: int, *, tracking: bool = True):
+    def __init__(self, partition_count: int, *, tracking: bool = True) -> None:
         n = check_int(partition_count, "partition_count", minimum=0, maximum=2**31 - 1)
         if not isinstance(tracking, (bool, np.bool_)):
             raise TypeError(f"tracking must be a bool, got {type(tracking).__name__}")
@@ -519,26 +535,32 @@ class UpdateCounters:
         return bool(self._table.tracking)
 
     @property
-    def lwm(self) -> np.ndarray:
+    def lwm(self) -> NDArray[np.int64]:
         """Low watermarks (``get()``): a read-only, live ``ndarray[int64]`` of shape (P,)."""
         return self._lwm
 
     @property
-    def hwm(self) -> np.ndarray:
+    def hwm(self) -> NDArray[np.int64]:
         """High watermarks (``reserved()``): a read-only, live ``ndarray[int64]`` of shape
         (P,); the same values as :attr:`lwm` when ``tracking=False``."""
         return self._hwm
 
     @property
-    def initial(self) -> np.ndarray:
+    def initial(self) -> NDArray[np.int64]:
         """Initial counters (``initial()``): a read-only, live ``ndarray[int64]`` (P,)."""
         return self._initial
 
-    def gap_counts(self) -> np.ndarray:
+    def gap_counts(self) -> NDArray[np.int32]:
         """Number of out-of-order gap items per partition: a new ``ndarray[int32]`` (P,)."""
         return self._table.gap_counts()
 
-    def highest_applied(self, partition=None):
+    @overload
+    def highest_applied(self, partition: None = None) -> NDArray[np.int64]: ...
+
+    @overload
+    def highest_applied(self, partition: int) -> int: ...
+
+    def highest_applied(self, partition: int | None = None) -> int | NDArray[np.int64]:
         """``highestAppliedCounter()``: the end of the last gap item, else the LWM.
 
         Parameters
@@ -556,7 +578,7 @@ class UpdateCounters:
         items = self._table.gap_items(p)
         return int(items[-1].sum()) if len(items) else int(self._lwm[p])
 
-    def gaps(self, partition: int) -> list:
+    def gaps(self, partition: int) -> list[tuple[int, int]]:
         """The out-of-order items of ``partition``, ``[(start, delta), ...]`` by start
         (item ``(s, d)``: counters ``s+1 .. s+d`` applied); ``[]`` when volatile."""
         p = self._partition(partition)
@@ -662,7 +684,7 @@ class UpdateCounters:
         p = self._partition(partition)
         self._table.set_gap_items(p, self._parse(data, "data"))
 
-    def finalize(self, partitions=None) -> dict:
+    def finalize(self, partitions: ArrayLike | None = None) -> dict[int, list[tuple[int, int]]]:
         """§9.3.4 ``finalizeUpdateCounters()``: close every gap (a server left).
 
         Parameters
@@ -681,13 +703,14 @@ class UpdateCounters:
         """
         mask = self._mask(partitions, "partitions")
         rows = self._table.finalize(mask.view(np.uint8))
-        out: dict = {}
+        out: dict[int, list[tuple[int, int]]] = {}
         for p, lo, hi in rows.tolist():
             out.setdefault(p, []).append((lo, hi))
         return out
 
     # ------------------------------------------------------------------ batches
-    def update_batch(self, partitions, starts, deltas) -> np.ndarray:
+    def update_batch(self, partitions: ArrayLike, starts: ArrayLike,
+                     deltas: ArrayLike) -> NDArray[np.bool_]:
         """Apply ``update(partitions[k], starts[k], deltas[k])`` for every ``k`` in array
         order, in one kernel pass: the results the scalar calls would give.
 
@@ -724,7 +747,7 @@ class UpdateCounters:
                         f"update({starts[k]}, {deltas[k]})")
         return out
 
-    def reserve_batch(self, partitions, deltas) -> np.ndarray:
+    def reserve_batch(self, partitions: ArrayLike, deltas: ArrayLike) -> NDArray[np.int64]:
         """Reserve ``deltas[k]`` counters of ``partitions[k]`` for every ``k`` in order.
 
         Parameters
@@ -758,7 +781,7 @@ class UpdateCounters:
                              f"nothing reserved")
         return out
 
-    def update_absolute_batch(self, partitions, values) -> None:
+    def update_absolute_batch(self, partitions: ArrayLike, values: ArrayLike) -> None:
         """:meth:`update_absolute` for every ``(partitions[k], values[k])`` in order.
 
         Raises
@@ -778,22 +801,23 @@ class UpdateCounters:
             self._raise(outcome, k, int(parts[k]), None, f"update({values[k]})")
 
     # ------------------------------------------------------------------ helpers
-    def _partition(self, partition) -> int:
+    def _partition(self, partition: object) -> int:
         return check_int(partition, "partition", minimum=0, maximum=self._n - 1)
 
     @staticmethod
-    def _long(value, name: str) -> int:
+    def _long(value: object, name: str) -> int:
         return check_int(value, name, minimum=0, maximum=INT64_MAX)
 
     @staticmethod
-    def _same_length(*named) -> None:
+    def _same_length(*named: tuple[str, NDArray[Any]]) -> None:
         lengths = {len(a) for _, a in named}
         if len(lengths) > 1:
             shown = ", ".join(f"{n} {len(a)}" for n, a in named)
             raise ValueError(f"{' and '.join(n for n, _ in named)} must have one length, "
                              f"got {shown}")
 
-    def _check_ops(self, parts, starts, deltas, delta_name: str = "deltas") -> None:
+    def _check_ops(self, parts: NDArray[np.int32], starts: NDArray[np.int64],
+                   deltas: NDArray[np.int64], delta_name: str = "deltas") -> None:
         status, k, which = _counters.check_ops(parts, starts, deltas, self._n)
         if status != _validate.OK:
             msg = _PROBLEMS[status, which].format(k=k, p=parts[k], n=self._n,
@@ -801,7 +825,7 @@ class UpdateCounters:
                                             d=deltas[k])
             raise ValueError(msg.replace("deltas", delta_name))
 
-    def _mask(self, partitions, name: str) -> np.ndarray:
+    def _mask(self, partitions: ArrayLike | None, name: str) -> NDArray[np.bool_]:
         if partitions is None:
             return np.ones(self._n, dtype=bool)
         arr = np.array(partitions, copy=True)
@@ -820,7 +844,8 @@ class UpdateCounters:
         mask[ids] = True
         return mask
 
-    def _raise(self, outcome: int, k: int, p: int, results, what: str):
+    def _raise(self, outcome: int, k: int, p: int, results: NDArray[np.bool_] | None,
+               what: str) -> NoReturn:
         if outcome == _counters.OUTCOME_TOO_MANY_GAPS:
             msg = (f"Too many gaps in partition {p}: {what} at index {k} needs more than "
                    f"{self.MAX_MISSED_UPDATES} out-of-order items [lwm={self._lwm[p]}]")
@@ -833,7 +858,7 @@ class UpdateCounters:
         raise UpdateCounterError(msg, index=k, partition=p, results=results)
 
     @staticmethod
-    def _parse(raw, name: str) -> np.ndarray:
+    def _parse(raw: object, name: str) -> NDArray[np.int64]:
         """Gap items from Ignite's bytes: int64 (k, 2), sorted, validated."""
         if raw is None:
             return np.empty((0, 2), dtype=np.int64)

@@ -17,8 +17,10 @@ Key types
 from __future__ import annotations
 
 import uuid as _uuid
+from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from hzfast._check import check_int
 from hzfast._keys import (INT32_MAX, INT32_MIN, check_key_type, int_key, is_scalar_key,
@@ -39,12 +41,12 @@ _MASK64 = (1 << 64) - 1
 
 # --------------------------------------------------------------------------- validation
 # Shared with hzfast.ignite.affinity.
-def check_partitions(partitions, name: str = "partitions") -> int:
+def check_partitions(partitions: object, name: str = "partitions") -> int:
     """An Ignite partition count: an int in 1..65000, else TypeError/ValueError naming it."""
     return check_int(partitions, name, minimum=1, maximum=MAX_PARTITIONS)
 
 
-def as_uuid(value, name: str) -> _uuid.UUID:
+def as_uuid(value: object, name: str) -> _uuid.UUID:
     """A :class:`uuid.UUID` or a UUID string, as a UUID; else TypeError/ValueError naming it."""
     if isinstance(value, _uuid.UUID):
         return value
@@ -76,7 +78,7 @@ def _string_hash(s: str) -> int:
     return int(out[0])
 
 
-def scalar_hash(key, key_type, name: str) -> int:
+def scalar_hash(key: object, key_type: str | None, name: str) -> int:
     """Java ``hashCode`` of one validated key (``key_type`` already checked)."""
     if type(key) is int and key_type in (None, "int") and INT32_MIN <= key <= INT32_MAX:
         return key  # fast path: an Integer's hashCode is its value
@@ -99,12 +101,12 @@ def scalar_hash(key, key_type, name: str) -> int:
     raise TypeError(f"{name} must be a str, int or uuid.UUID, got {type(key).__name__}")
 
 
-def _is_scalar(key) -> bool:
+def _is_scalar(key: object) -> bool:
     return key is None or isinstance(key, _uuid.UUID) or is_scalar_key(key)
 
 
 # --------------------------------------------------------------------------- batches
-def _uuid_batch_hashes(keys, name: str) -> np.ndarray:
+def _uuid_batch_hashes(keys: Any, name: str) -> NDArray[np.int32]:
     if isinstance(keys, np.ndarray):
         keys = keys.tolist()
     elif hasattr(keys, "to_pylist"):  # pyarrow
@@ -118,7 +120,8 @@ def _uuid_batch_hashes(keys, name: str) -> np.ndarray:
     return out
 
 
-def _malformed_string(offsets: np.ndarray, size: int, i: int, name: str) -> ValueError:
+def _malformed_string(offsets: NDArray[np.int32] | NDArray[np.int64], size: int, i: int,
+                      name: str) -> ValueError:
     start, end = int(offsets[i]), int(offsets[i + 1])
     if start < 0 or end < start or end > size:
         return ValueError(f"{name}[{i}]: offsets point outside the data buffer "
@@ -126,7 +129,8 @@ def _malformed_string(offsets: np.ndarray, size: int, i: int, name: str) -> Valu
     return ValueError(f"{name}[{i}] is not valid UTF-8")
 
 
-def _bulk(keys, key_type, partitions: int, reduce: bool, name: str = "keys") -> np.ndarray:
+def _bulk(keys: Any, key_type: str | None, partitions: int, reduce: bool,
+          name: str = "keys") -> NDArray[np.int32]:
     """Hash (reduce=False) or map to partitions (reduce=True) a batch of keys."""
     if keys is None:
         raise ValueError(f"{name} is None")
@@ -141,15 +145,17 @@ def _bulk(keys, key_type, partitions: int, reduce: bool, name: str = "keys") -> 
         raise ValueError(f"{name}: serialized bytes/binary keys have no Ignite partition "
                          f"(Ignite hashes the key object); pass str, int or UUID keys")
     if batch.kind == "string":
+        assert batch.offsets is not None and batch.data is not None
         out, bad = _hash.utf8_hashes(batch.offsets, batch.data, partitions, reduce)
         if bad >= 0:
             raise _malformed_string(batch.offsets, batch.data.shape[0], bad, name)
         return out
+    assert batch.values is not None
     return _hash.int_hashes(batch.values, batch.kind == "long", partitions, reduce)
 
 
 # --------------------------------------------------------------------------- public API
-def java_hash_code(keys, key_type=None):
+def java_hash_code(keys: object, key_type: str | None = None) -> int | NDArray[np.int32]:
     """Java ``hashCode()`` of one key or of a batch of keys.
 
     Parameters
@@ -192,7 +198,8 @@ def java_hash_code(keys, key_type=None):
     return _bulk(keys, key_type, 1, False)
 
 
-def partition_id(key, partitions=DEFAULT_PARTITIONS, key_type=None) -> int:
+def partition_id(key: str | int | np.integer[Any] | _uuid.UUID,
+                 partitions: int = DEFAULT_PARTITIONS, key_type: str | None = None) -> int:
     """Ignite partition of one key (``RendezvousAffinityFunction.partition``).
 
     Parameters
@@ -228,7 +235,8 @@ def partition_id(key, partitions=DEFAULT_PARTITIONS, key_type=None) -> int:
     return int(_hash.reduce_hashes(np.array([h], dtype=np.int32), partitions)[0])
 
 
-def partition_ids(keys, partitions=DEFAULT_PARTITIONS, key_type=None) -> np.ndarray:
+def partition_ids(keys: object, partitions: int = DEFAULT_PARTITIONS,
+                  key_type: str | None = None) -> NDArray[np.int32]:
     """Ignite partition of every key in a batch.
 
     Parameters

@@ -12,10 +12,12 @@ Node index order stands in for the order in which Ignite meets the nodes (§9.5)
 from __future__ import annotations
 
 import enum
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from hzfast import _validate
 from hzfast._check import check_int
@@ -51,6 +53,8 @@ FULL = RebalanceKind.FULL
 
 _STATE_COUNT = len(PartitionState)
 
+_Cell = TypeVar("_Cell", np.int8, np.int64)
+
 
 @dataclass(frozen=True)
 class RebalancePlan:
@@ -71,13 +75,13 @@ class RebalancePlan:
         updates ``from_counter + 1 .. max_counter`` are replayed); -1 otherwise.
     """
 
-    max_counter: np.ndarray
-    max_owner: np.ndarray
-    rebalance: np.ndarray
-    supplier: np.ndarray
-    from_counter: np.ndarray
+    max_counter: NDArray[np.int64]
+    max_owner: NDArray[np.bool_]
+    rebalance: NDArray[np.int8]
+    supplier: NDArray[np.int32]
+    from_counter: NDArray[np.int64]
 
-    def counts(self) -> dict:
+    def counts(self) -> dict[str, int]:
         """Copies per rebalance kind: ``{"NONE": n0, "HISTORICAL": n1, "FULL": n2}``."""
         found = np.bincount(self.rebalance.reshape(-1).astype(np.intp), minlength=3)
         return {k.name: int(found[k]) for k in RebalanceKind}
@@ -97,12 +101,13 @@ class ExchangeResult:
         ``{partition: [(from, to), ...]}``.
     """
 
-    max_lwm: np.ndarray
-    finalized: list
+    max_lwm: NDArray[np.int64]
+    finalized: list[dict[int, list[tuple[int, int]]]]
 
 
 # --------------------------------------------------------------------------- validation
-def _matrix(value, name: str, dtype, lo: int, hi: int, shape=None) -> np.ndarray:
+def _matrix(value: object, name: str, dtype: type[_Cell], lo: int, hi: int,
+            shape: tuple[int, ...] | None = None) -> NDArray[_Cell]:
     """A private C-contiguous 2-D copy as ``dtype`` with every value in ``[lo, hi]``."""
     arr = _as_matrix(value, name, dtype, shape, copy=True)
     if arr.size:
@@ -113,8 +118,8 @@ def _matrix(value, name: str, dtype, lo: int, hi: int, shape=None) -> np.ndarray
     return arr
 
 
-def _as_matrix(value, name: str, dtype, shape=None, *, allow_row: bool = False,
-               copy: bool = False) -> np.ndarray:
+def _as_matrix(value: object, name: str, dtype: type[_Cell], shape: tuple[int, ...] | None = None,
+               *, allow_row: bool = False, copy: bool = False) -> NDArray[_Cell]:
     """A C-contiguous 2-D ``dtype`` array of ``shape`` (``(1, P)`` too if ``allow_row``,
     given as shape (P,)). An array of that dtype and layout is used as it is (the kernel
     copies each cell once into private memory and checks it there); anything else is
@@ -155,7 +160,9 @@ def _as_matrix(value, name: str, dtype, shape=None, *, allow_row: bool = False,
 
 
 # the first bad cell's argument (which) -> (name, its array, what is wrong)
-_PROBLEMS = {
+_Pick = Callable[[NDArray[np.int8], NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]],
+                 NDArray[Any]]
+_PROBLEMS: dict[int, tuple[str, _Pick, str]] = {
     0: ("states", lambda st, cn, hi, sz: st, "is not a PartitionState code (0..4)"),
     1: ("counters", lambda st, cn, hi, sz: cn, "is negative"),
     2: ("history", lambda st, cn, hi, sz: hi, "is below -1 (-1: no history)"),
@@ -163,7 +170,7 @@ _PROBLEMS = {
 }
 
 
-def _reset_mask(reset, nodes: int) -> np.ndarray:
+def _reset_mask(reset: object, nodes: int) -> NDArray[np.uint8]:
     if isinstance(reset, (bool, np.bool_)):
         return np.full(nodes, bool(reset), dtype=np.uint8)
     arr = np.array(reset, copy=True)
@@ -173,15 +180,17 @@ def _reset_mask(reset, nodes: int) -> np.ndarray:
     return arr.astype(np.uint8)
 
 
-def _frozen(*arrays):
+def _frozen(*arrays: NDArray[Any]) -> tuple[NDArray[Any], ...]:
     for a in arrays:
         a.flags.writeable = False
     return arrays
 
 
 # --------------------------------------------------------------------------- rebalance
-def rebalance_plan(states, counters, *, history=None, sizes=None, threshold: int = 500,
-                   prefer_history: bool = False, reset=True) -> RebalancePlan:
+def rebalance_plan(states: ArrayLike, counters: ArrayLike, *, history: ArrayLike | None = None,
+                   sizes: ArrayLike | None = None, threshold: int = 500,
+                   prefer_history: bool = False, reset: bool | ArrayLike = True
+                   ) -> RebalancePlan:
     """The coordinator's rebalance decision for every (node, partition) (§9.5).
 
     Per partition: the maximum OWNING counter and its owners (§9.5.1); each max owner whose
@@ -279,8 +288,8 @@ def rebalance_plan(states, counters, *, history=None, sizes=None, threshold: int
 
 
 # --------------------------------------------------------------------------- exchange
-def exchange(counters_by_node: Sequence[UpdateCounters], *, states=None,
-             finalize=None) -> ExchangeResult:
+def exchange(counters_by_node: Sequence[UpdateCounters], *, states: ArrayLike | None = None,
+             finalize: bool | ArrayLike | None = None) -> ExchangeResult:
     """The counter step of a partition map exchange (§9.6), as array operations.
 
     First, if ``finalize`` says so (a server left), every node closes the gaps of those
@@ -379,7 +388,7 @@ def exchange(counters_by_node: Sequence[UpdateCounters], *, states=None,
             f"{max_lwm[p]} is below its highest applied counter {after_highest[n, p]}; "
             f"nothing changed", index=int(n), partition=int(p))
 
-    finalized = []
+    finalized: list[dict[int, list[tuple[int, int]]]] = []
     for i, c in enumerate(nodes):
         finalized.append(c.finalize(fin) if fin.any() else {})
         parts = np.flatnonzero(apply[i]).astype(np.int32)
