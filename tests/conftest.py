@@ -30,3 +30,15 @@ def ignite_vectors():
 @pytest.fixture(scope="session")
 def planner_random_vectors():
     return load_vectors("planner_random.json.gz")
+
+
+@pytest.fixture
+def user_env():
+    """os.environ as a user's shell has it, for a subprocess that starts its own Spark:
+    without the variables a Spark Connect session of another test in this worker sets
+    while it lives (pyspark would then expect a Connect server in the child)."""
+    import os
+
+    spark_connect = ("SPARK_CONNECT_MODE_ENABLED", "SPARK_REMOTE", "SPARK_LOCAL_REMOTE",
+                     "SPARK_TESTING")
+    return {k: v for k, v in os.environ.items() if k not in spark_connect}

@@ -73,7 +73,7 @@ def _run(cmd, timeout, **kw):
     return proc
 
 
-def test_wheel_in_packed_venv_on_local_cluster(tmp_path):
+def test_wheel_in_packed_venv_on_local_cluster(tmp_path, user_env):
     import pyspark
     spark_home = Path(pyspark.__file__).parent
     work = spark_home / "work"
@@ -101,7 +101,7 @@ def test_wheel_in_packed_venv_on_local_cluster(tmp_path):
     # 4. Spark with the archive; workers run ./environment/bin/python
     script = tmp_path / "driver.py"
     script.write_text(DRIVER)
-    run_env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYSPARK_DRIVER_PYTHON")}
+    run_env = {k: v for k, v in user_env.items() if k not in ("PYTHONPATH", "PYSPARK_DRIVER_PYTHON")}
     run_env["PYSPARK_PYTHON"] = "./environment/bin/python"
     try:
         proc = _run([sys.executable, str(script), str(archive), "local-cluster[1,1,1024]"],

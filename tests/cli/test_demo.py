@@ -1,6 +1,5 @@
 """hzfast.cli.demo: the main job, with numpy placement and (marked spark) on local Spark."""
 import json
-import os
 import subprocess
 import sys
 
@@ -46,16 +45,12 @@ def test_demo_text_output(run_text):
 
 
 @pytest.mark.spark
-def test_demo_on_local_spark():
-    """The README's main job, small: a separate process (it stops its own session). Its
-    environment is a user's: without the variables a Spark Connect session started by
-    other tests in this worker leaves behind (they would make pyspark expect a server)."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("SPARK_CONNECT", "SPARK_REMOTE", "SPARK_LOCAL_REMOTE",
-                                "SPARK_TESTING"))}
+def test_demo_on_local_spark(user_env):
+    """The README's main job, small: a separate process (it stops its own session), in a
+    user's environment."""
     out = subprocess.run([sys.executable, "-m", "hzfast", "demo", "-p", "2000", "-m", "5",
                           "-r", "2", "--to-members", "6", "-k", "20000", "--json"],
-                         capture_output=True, text=True, timeout=600, env=env)
+                         capture_output=True, text=True, timeout=600, env=user_env)
     assert out.returncode == 0, out.stderr[-3000:]
     d = json.loads(out.stdout)
     assert sum(d["keys_per_owner"]) == 20000
