@@ -295,3 +295,19 @@ def test_duration_bad_input():
     dur = np.array([1.0, 2.0])
     hzfast.schedule(plan, durations=dur)
     assert dur.tolist() == [1.0, 2.0]                        # the caller's array is untouched
+
+
+def test_many_members_number_pairs_without_the_table():
+    # more than 1,024 members: pairs are numbered with np.unique instead of a dense table
+    rng = np.random.default_rng(8)
+    P, R, M = 600, 3, 1500
+    cur = np.array([rng.permutation(M)[:R] for _ in range(P)], dtype=np.int32)
+    tgt = np.array([rng.permutation(M)[:R] for _ in range(P)], dtype=np.int32)
+    plan = hzfast.plan_migrations(cur, tgt)
+    assert plan.max_member() >= 1024
+    s = hzfast.schedule(plan, max_parallel_migrations=1)
+    assert (s.start_round.tolist(), s.rounds) == reference(plan, cur, 1)
+    dur = np.where(plan.instant, 0.0, rng.integers(1, 4, len(plan)).astype(float))
+    d = hzfast.schedule(plan, max_parallel_migrations=2, durations=dur)
+    start, finish = events_reference(plan, cur, 2, dur)
+    assert d.start.tolist() == start and d.finish.tolist() == finish
