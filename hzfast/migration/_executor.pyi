@@ -1,0 +1,50 @@
+"""Type stub for the hzfast.migration._executor extension (Cython types in trailing comments)."""
+import numpy as np
+from numpy.typing import NDArray
+from typing_extensions import disjoint_base
+
+ROW_WAITING: int
+ROW_IN_FLIGHT: int
+ROW_SUCCEEDED: int
+ROW_FAILED: int
+ROW_INSTANT: int
+ANSWER_ACCEPTED: int
+ANSWER_IS_INSTANT: int
+ANSWER_NOT_HEAD: int
+ANSWER_NOT_WAITING: int
+ANSWER_NOT_IN_FLIGHT: int
+ANSWER_STOPPED: int
+ANSWER_DESTINATION_FULL: int
+ANSWER_ENDPOINT_FULL: int
+
+@disjoint_base
+class Core:  # cdef class
+    @property
+    def n(self) -> int: ...  # readonly intp_t, plan rows
+    @property
+    def waiting(self) -> int: ...  # readonly intp_t, queued rows not started
+    @property
+    def in_flight(self) -> int: ...  # readonly intp_t
+    @property
+    def stopped(self) -> bool: ...  # readonly bint
+    @property
+    def failed(self) -> bool: ...  # readonly bint
+    def __new__(
+        cls,
+        dst: NDArray[np.int32],  # const int32_t[::1] (N,), kept
+        endpoint: NDArray[np.int32],  # const int32_t[::1] (N,), kept
+        queue: NDArray[np.int32],  # const int32_t[::1] (N,), -1 for instant rows, kept
+        qidx: NDArray[np.intp],  # const intp_t[::1], kept
+        qstart: NDArray[np.intp],  # const intp_t[::1] (queues + 1,), kept
+        pair: NDArray[np.int32],  # const int32_t[::1] (N,), kept
+        pair_count: int,  # intp_t
+        member_count: int,  # intp_t
+        limit: int,  # int32_t
+    ) -> Core: ...  # __cinit__
+    def ready(self) -> NDArray[np.int64]: ...
+    def check_start(self, k: int) -> int: ...  # intp_t in [0, N) -> Answer
+    def start(self, k: int) -> int: ...  # intp_t in [0, N) -> Answer
+    def finish(self, k: int, ok: bool) -> int: ...  # (intp_t in [0, N), bint) -> Answer
+    def stop(self) -> None: ...
+    def states(self) -> NDArray[np.uint8]: ...  # a copy, ROW_* per plan row
+    def load_of(self, m: int) -> int: ...  # intp_t >= 0
