@@ -46,6 +46,8 @@ cdef extern from *:
         return (v << 32) | (v >> 32);
     #endif
     }
+    /* A code point of a caller-owned numpy 'U' array, loaded exactly once. */
+    static inline uint32_t hz_load_cp(const uint32_t* p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
     static inline uint32_t hz_rotl32(uint32_t x, int r) { return (x << r) | (x >> (32 - r)); }
     static inline uint64_t hz_rotl64(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
     /* Lemire's fastmod: a % d for 32-bit a and d >= 1, with m = UINT64_MAX / d + 1. */
@@ -171,12 +173,13 @@ cdef extern from *:
         if (limit > 2147483647 - 16) limit = 2147483647 - 16;
         for (g = 0; g + 8 <= n; g += 8) {
             for (k = 0; k < 8; k++) {
+                /* each offset loaded once (the caller may be changing them) */
                 if (off64) {
-                    s = ((const int64_t*)offsets)[g + k];
-                    e = ((const int64_t*)offsets)[g + k + 1];
+                    s = __atomic_load_n((const int64_t*)offsets + g + k, __ATOMIC_RELAXED);
+                    e = __atomic_load_n((const int64_t*)offsets + g + k + 1, __ATOMIC_RELAXED);
                 } else {
-                    s = ((const int32_t*)offsets)[g + k];
-                    e = ((const int32_t*)offsets)[g + k + 1];
+                    s = __atomic_load_n((const int32_t*)offsets + g + k, __ATOMIC_RELAXED);
+                    e = __atomic_load_n((const int32_t*)offsets + g + k + 1, __ATOMIC_RELAXED);
                 }
                 if (s < 0 || e < s || e - s > 16 || s > limit) return g;
                 st[k] = (int32_t)s;
@@ -249,6 +252,7 @@ cdef extern from *:
     uint32_t hz_load32be(const uint8_t* p) noexcept nogil
     uint32_t hz_bswap32(uint32_t x) noexcept nogil
     uint64_t hz_pair_be(const uint8_t* p) noexcept nogil
+    uint32_t hz_load_cp(const uint32_t* p) noexcept nogil
     uint32_t hz_rotl32(uint32_t x, int r) noexcept nogil
     uint64_t hz_rotl64(uint64_t x, int r) noexcept nogil
     uint64_t hz_fastmod_m(uint32_t d) noexcept nogil
@@ -557,9 +561,7 @@ cdef inline intp_t _scalar_bytes(const offset_t* offsets, intp_t first, intp_t s
     cdef intp_t i, start, end
     cdef int32_t h
     for i in range(first, stop):
-        start = <intp_t>offsets[i]
-        end = <intp_t>offsets[i + 1]
-        if start < 0 or end - start < min_len or end > data_len:
+        if not item_span(offsets, i, data_len, &start, &end) or end - start < min_len:
             return i
         if is_data:
             h = _hash_data(data + start, end - start)
@@ -626,8 +628,10 @@ def stamp_fast(object versions):
     if type(versions) is not cnp.ndarray:
         return None
     arr = <cnp.ndarray>versions
+    # NPY_INT32 covers '>i4' too: a byte-swapped array goes the validated (by value) way
     if (cnp.PyArray_TYPE(arr) != cnp.NPY_INT32 or cnp.PyArray_NDIM(arr) != 1
-            or not cnp.PyArray_IS_C_CONTIGUOUS(arr)):
+            or not cnp.PyArray_IS_C_CONTIGUOUS(arr) or not cnp.PyArray_ISNOTSWAPPED(arr)
+            or not cnp.PyArray_ISALIGNED(arr)):
         return None
     n = cnp.PyArray_DIM(arr, 0)
     p = <const int32_t*>cnp.PyArray_DATA(arr)
@@ -723,15 +727,28 @@ def bulk_bytes(const offset_t[::1] offsets, const uint8_t[::1] data, int32_t[::1
 
 
 # ----------------------------------------------------------------------------- list[str] encoder
+# Statuses of the two encoders below.
+ENC_OK = 0
+ENC_NOT_STR = 1       # an item is not a str
+ENC_SURROGATE = 2     # an item cannot be encoded as UTF-8 (lone surrogate)
+ENC_CHANGED = 3       # the input changed while it was encoded (another thread wrote to it)
+
+
 def encode_str_list(list seq):
     """UTF-8 encode a list of str into one buffer, without temporary bytes objects.
 
-    Returns ``(status, position, offsets, data)``: status 0 = fine (offsets int64 of
-    length n + 1, data uint8); 1 = ``seq[position]`` is not a str; 2 = it cannot be
-    encoded as UTF-8 (lone surrogate). ASCII strings are copied straight from the str
-    object; others go through CPython's cached UTF-8 form.
+    Returns ``(status, position, offsets, data)``: ``ENC_OK`` (offsets int64 of length
+    n + 1, data uint8), ``ENC_NOT_STR`` (``seq[position]`` is not a str) or
+    ``ENC_SURROGATE`` (it cannot be encoded as UTF-8). ASCII strings are copied straight
+    from the str object; others go through CPython's cached UTF-8 form.
+
+    The items are taken once, into a private tuple, before anything is sized: another
+    thread changing the list during the call (possible whenever an allocation runs a
+    finalizer) cannot make the copy pass disagree with the sizing pass. A copy whose
+    size still disagrees is refused (``ENC_CHANGED``) before anything is written.
     """
-    cdef Py_ssize_t n = len(seq), i, size
+    cdef tuple items = tuple(seq)      # private snapshot of the item references
+    cdef Py_ssize_t n = len(items), i, size
     cdef int64_t total = 0
     cdef object item
     cdef const char* src
@@ -739,31 +756,33 @@ def encode_str_list(list seq):
     cdef int64_t[::1] offsets = offsets_arr
     offsets[0] = 0
     for i in range(n):
-        item = seq[i]
+        item = items[i]
         if not PyUnicode_Check(item):
-            return 1, i, None, None
+            return ENC_NOT_STR, i, None, None
         if PyUnicode_IS_ASCII(item):
             size = PyUnicode_GET_LENGTH(item)
         else:
             try:
                 PyUnicode_AsUTF8AndSize(item, &size)
             except UnicodeEncodeError:
-                return 2, i, None, None
+                return ENC_SURROGATE, i, None, None
         total += size
         offsets[i + 1] = total
     data_arr = np.empty(total, dtype=np.uint8)
     cdef uint8_t[::1] data = data_arr
     cdef uint8_t* dst = &data[0] if total else NULL
     for i in range(n):
-        item = seq[i]
+        item = items[i]
         if PyUnicode_IS_ASCII(item):
             src = <const char*>PyUnicode_DATA(item)
-            size = offsets[i + 1] - offsets[i]
+            size = PyUnicode_GET_LENGTH(item)
         else:
             src = PyUnicode_AsUTF8AndSize(item, &size)
+        if size != offsets[i + 1] - offsets[i]:   # cannot happen: str is immutable
+            return ENC_CHANGED, i, None, None
         if size:
             memcpy(dst + offsets[i], src, size)
-    return 0, 0, offsets_arr, data_arr
+    return ENC_OK, 0, offsets_arr, data_arr
 
 
 # ----------------------------------------------------------------------------- numpy 'U' encoder
@@ -778,20 +797,26 @@ cdef inline int _utf8_len(uint32_t c) noexcept nogil:
     return 4 if c <= 0x10FFFF else 0
 
 
+cdef inline intp_t _utf32_used(const uint32_t* row, intp_t width) noexcept nogil:
+    """Length of one string of a 'U' array: trailing NULs stripped, as numpy does."""
+    cdef intp_t end = width
+    while end > 0 and hz_load_cp(row + end - 1) == 0:
+        end -= 1
+    return end
+
+
 cdef intp_t _utf32_sizes(const uint32_t* cp, intp_t n, intp_t width,
                          int64_t* offsets) noexcept nogil:
-    """Pass 1: offsets[i+1] = UTF-8 end of string i (trailing NULs stripped, as numpy
-    does). Returns -1, or the index of the first string holding an unencodable point."""
+    """Pass 1: offsets[i+1] = UTF-8 end of string i. Returns -1, or the index of the
+    first string holding an unencodable code point."""
     cdef intp_t i, j, end
     cdef int64_t total = 0
     cdef int size
     offsets[0] = 0
     for i in range(n):
-        end = width
-        while end > 0 and cp[i * width + end - 1] == 0:
-            end -= 1
+        end = _utf32_used(cp + i * width, width)
         for j in range(end):
-            size = _utf8_len(cp[i * width + j])
+            size = _utf8_len(hz_load_cp(cp + i * width + j))
             if size == 0:
                 return i
             total += size
@@ -799,44 +824,54 @@ cdef intp_t _utf32_sizes(const uint32_t* cp, intp_t n, intp_t width,
     return -1
 
 
-cdef void _utf32_encode(const uint32_t* cp, intp_t n, intp_t width, const int64_t* offsets,
-                        uint8_t* out) noexcept nogil:
-    """Pass 2: write the UTF-8 bytes (the code points were checked by pass 1)."""
+cdef intp_t _utf32_encode(const uint32_t* cp, intp_t n, intp_t width, const int64_t* offsets,
+                          uint8_t* out) noexcept nogil:
+    """Pass 2: write the UTF-8 bytes of string i inside its slot ``[offsets[i],
+    offsets[i+1])`` only. The code points are the caller's memory, which another thread
+    may change after pass 1: each is loaded once, and a string whose encoding no longer
+    fits its slot exactly (or holds an unencodable point now) stops the pass before
+    anything is written past the slot. Returns -1, or the index of that string."""
     cdef intp_t i, j, end
     cdef uint32_t c
+    cdef int size
     cdef uint8_t* o
+    cdef uint8_t* stop
     for i in range(n):
         o = out + offsets[i]
-        end = width
-        while end > 0 and cp[i * width + end - 1] == 0:
-            end -= 1
+        stop = out + offsets[i + 1]
+        end = _utf32_used(cp + i * width, width)
         for j in range(end):
-            c = cp[i * width + j]
-            if c < 0x80:
+            c = hz_load_cp(cp + i * width + j)
+            size = _utf8_len(c)
+            if size == 0 or size > stop - o:
+                return i
+            if size == 1:
                 o[0] = <uint8_t>c
-                o += 1
-            elif c < 0x800:
+            elif size == 2:
                 o[0] = <uint8_t>(0xC0 | (c >> 6))
                 o[1] = <uint8_t>(0x80 | (c & 0x3F))
-                o += 2
-            elif c < 0x10000:
+            elif size == 3:
                 o[0] = <uint8_t>(0xE0 | (c >> 12))
                 o[1] = <uint8_t>(0x80 | ((c >> 6) & 0x3F))
                 o[2] = <uint8_t>(0x80 | (c & 0x3F))
-                o += 3
             else:
                 o[0] = <uint8_t>(0xF0 | (c >> 18))
                 o[1] = <uint8_t>(0x80 | ((c >> 12) & 0x3F))
                 o[2] = <uint8_t>(0x80 | ((c >> 6) & 0x3F))
                 o[3] = <uint8_t>(0x80 | (c & 0x3F))
-                o += 4
+            o += size
+        if o != stop:
+            return i
+    return -1
 
 
 def encode_utf32(const uint32_t[:, ::1] codepoints):
     """UTF-8 encode a numpy ``'U'`` array viewed as ``uint32`` of shape (n, width).
 
-    Returns ``(status, offsets, data)``: status -1 = fine (offsets int64 of length n + 1,
-    data uint8); otherwise the index of the first string with an unencodable code point.
+    Returns ``(status, position, offsets, data)`` as :func:`encode_str_list`:
+    ``ENC_OK``; ``ENC_SURROGATE`` (string ``position`` holds a surrogate or a point past
+    U+10FFFF); ``ENC_CHANGED`` (string ``position`` changed between the sizing and the
+    writing pass: another thread wrote to the array; nothing was written out of bounds).
     """
     cdef intp_t n = codepoints.shape[0], width = codepoints.shape[1], bad
     offsets_arr = np.empty(n + 1, dtype=np.int64)
@@ -844,14 +879,16 @@ def encode_utf32(const uint32_t[:, ::1] codepoints):
     cdef const uint32_t* cp = &codepoints[0, 0] if n and width else NULL
     if cp == NULL:
         offsets_arr[:] = 0
-        return -1, offsets_arr, np.empty(0, dtype=np.uint8)
+        return ENC_OK, 0, offsets_arr, np.empty(0, dtype=np.uint8)
     with nogil:
         bad = _utf32_sizes(cp, n, width, &offsets[0])
     if bad != -1:
-        return bad, None, None
+        return ENC_SURROGATE, bad, None, None
     data_arr = np.empty(offsets[n], dtype=np.uint8)
     cdef uint8_t[::1] data = data_arr
     if offsets[n]:
         with nogil:
-            _utf32_encode(cp, n, width, &offsets[0], &data[0])
-    return -1, offsets_arr, data_arr
+            bad = _utf32_encode(cp, n, width, &offsets[0], &data[0])
+        if bad != -1:
+            return ENC_CHANGED, bad, None, None
+    return ENC_OK, 0, offsets_arr, data_arr

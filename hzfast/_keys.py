@@ -9,16 +9,28 @@ turned into one :class:`KeyBatch` of dense buffers that a ``nogil`` kernel can w
   offsets into ``data``) and ``data`` (``uint8``: the UTF-8 bytes; string ``i`` is
   ``data[offsets[i]:offsets[i + 1]]``);
 * ``"data"``   - like ``"string"``, but every item is an already serialized Hazelcast
-  ``Data`` blob (4-byte partition hash, 4-byte type id, payload; at least 8 bytes).
+  ``Data`` blob (4-byte partition hash, 4-byte type id, payload; at least 8 bytes);
+* ``"mixed"``  - a list mixing numpy ``int64`` scalars (Longs) with other integers
+  (Integers): ``values`` is ``int64`` and ``longs`` marks the Longs, so that every key
+  hashes exactly as the scalar ``partition_id`` of it would; :func:`split_mixed` turns it
+  into one ``"int"`` and one ``"long"`` batch.
 
 Arrow buffers are used zero-copy (the array offset is honoured by slicing ``offsets``),
 so ``offsets`` / ``data`` / ``values`` may be read-only views of the caller's memory:
-never write into them. Validation happens here, once; kernels then trust the batch.
+never write into them. Validation happens here, once; kernels then trust the batch, with
+one exception: the offsets of Arrow-style batches are checked by the kernels themselves,
+item by item as they read them (``item_span`` in ``hzfast/_hashing.pxd``, one routine
+for every such kernel), because the caller's buffer can change after any check made
+here. :func:`malformed_item` turns a kernel's bad index into the one error message.
+Everything built from Python objects (lists, numpy unicode arrays) is sized and filled
+from a private snapshot, so another thread changing the input cannot overflow a buffer.
 
 Contract (shared with ``hzfast.ignite``; keep it stable)::
 
     normalize_keys(keys, key_type=None, name="keys") -> KeyBatch
     int_key(key, key_type, name) -> ("int" | "long", value)     # one integer key
+    split_mixed(batch) -> [(KeyBatch, positions), ...]          # "mixed" -> int + long
+    malformed_item(offsets, size, i, name, min_len) -> ValueError
 """
 from __future__ import annotations
 
@@ -32,7 +44,7 @@ from numpy.typing import NDArray
 
 _encode_str_list: Callable[[list[str]], tuple[int, int, NDArray[np.int64] | None,
                                                NDArray[np.uint8] | None]] | None
-_encode_utf32: Callable[[NDArray[np.uint32]], tuple[int, NDArray[np.int64] | None,
+_encode_utf32: Callable[[NDArray[np.uint32]], tuple[int, int, NDArray[np.int64] | None,
                                                     NDArray[np.uint8] | None]] | None
 try:  # the C encoder for lists of str (falls back to join/encode if not built)
     from hzfast._hashing import encode_str_list as _encode_str_list
@@ -40,8 +52,11 @@ try:  # the C encoder for lists of str (falls back to join/encode if not built)
 except ImportError:  # pragma: no cover
     _encode_str_list = _encode_utf32 = None
 
+# statuses of the two encoders (hzfast._hashing.ENC_*)
+_ENC_OK, _ENC_NOT_STR, _ENC_SURROGATE, _ENC_CHANGED = 0, 1, 2, 3
+
 __all__ = ["KEY_TYPES", "KeyBatch", "normalize_keys", "check_key_type", "is_scalar_key",
-           "int_key"]
+           "int_key", "split_mixed", "malformed_item"]
 
 KEY_TYPES = ("string", "int", "long", "data")
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
@@ -57,6 +72,49 @@ class KeyBatch(NamedTuple):
     values: Optional[NDArray[Any]] = None
     offsets: Optional[NDArray[Any]] = None
     data: Optional[NDArray[Any]] = None
+    longs: Optional[NDArray[np.bool_]] = None   # kind "mixed": which values are Longs
+
+
+def split_mixed(batch: KeyBatch) -> list[tuple[KeyBatch, NDArray[np.intp]]]:
+    """A ``"mixed"`` batch as an ``"int"`` and a ``"long"`` batch, each with the positions
+    of its keys in the original batch (their results go back there)."""
+    assert batch.kind == "mixed" and batch.values is not None and batch.longs is not None
+    out = []
+    for kind, where in (("int", np.flatnonzero(~batch.longs)),
+                        ("long", np.flatnonzero(batch.longs))):
+        values = batch.values[where]
+        if kind == "int":
+            values = values.astype(np.int32)   # range checked by _from_sequence
+        out.append((KeyBatch(kind, int(where.shape[0]), values), where))
+    return out
+
+
+def malformed_item(offsets: NDArray[Any], size: int, i: int, name: str, *,
+                   min_len: int = 0, utf8: bool = False) -> ValueError:
+    """The error for item ``i`` of an Arrow-style batch that a kernel refused.
+
+    Every kernel walking ``(offsets, data)`` reports the first item it cannot read; this
+    says why, the same way for every path (Hazelcast strings and serialized data, Ignite
+    strings): offsets negative, decreasing or past the ``size`` bytes of the data buffer;
+    serialized data shorter than ``min_len``; invalid UTF-8 (``utf8``: the kernel decodes
+    the bytes). When none of these holds any more, the buffers changed during the call.
+    """
+    start, end = int(offsets[i]), int(offsets[i + 1])
+    if start < 0 or end < start or end > size:
+        return ValueError(f"{name}[{i}]: offsets point outside the data buffer ({start}.."
+                          f"{end}: negative, decreasing or past its {size} bytes; malformed "
+                          f"Arrow array)")
+    if end - start < min_len:
+        return ValueError(f"{name}[{i}] is {end - start} bytes: serialized Hazelcast data "
+                          f"needs at least {min_len} (partition hash + type id)")
+    if utf8:
+        return ValueError(f"{name}[{i}] is not valid UTF-8")
+    return _changed(name, i)
+
+
+def _changed(name: str, i: int) -> ValueError:
+    return ValueError(f"{name}[{i}] changed while it was being hashed (another thread wrote "
+                      f"to the keys); nothing was read or written out of bounds")
 
 
 def check_key_type(key_type: object, name: str = "key_type",
@@ -124,7 +182,11 @@ def _mismatch(name: str, key_type: str | None, what: str) -> TypeError:
 
 def _ints(values: NDArray[np.integer[Any]], key_type: str | None, name: str,
           natural: str) -> KeyBatch:
-    """Integer array (int32 or int64, 1-D, C-contiguous) -> int/long batch."""
+    """Integer array (int32 or int64, 1-D, C-contiguous, any byte order) -> int/long batch.
+
+    A byte-swapped array (``'>i4'``, ``'>i8'`` on a little-endian machine) is converted to
+    native order by value: the keys are the numbers it holds, never its raw bytes."""
+    values = native(values)
     kind = key_type or natural
     if kind not in ("int", "long"):
         raise _mismatch(name, key_type, f"integers ({values.dtype})")
@@ -142,14 +204,12 @@ def _ints(values: NDArray[np.integer[Any]], key_type: str | None, name: str,
     return KeyBatch("int", values.shape[0], values, None, None)
 
 
-def _check_data_lengths(offsets: NDArray[Any], name: str) -> None:
-    if offsets.shape[0] > 1:
-        lengths = np.diff(offsets)
-        short = np.flatnonzero(lengths < DATA_HEADER)
-        if short.size:
-            i = int(short[0])
-            raise ValueError(f"{name}[{i}] is {int(lengths[i])} bytes: serialized Hazelcast data "
-                             f"needs at least {DATA_HEADER} (partition hash + type id)")
+def native(arr: NDArray[Any]) -> NDArray[Any]:
+    """``arr`` in native byte order: itself when it already is, else a converted copy
+    (by value). Shared by every hashing input that takes numeric arrays."""
+    if arr.dtype.isnative:
+        return arr
+    return arr.astype(arr.dtype.newbyteorder("="))
 
 
 _Items = Sequence[Any] | NDArray[np.object_]   # a batch of Python objects
@@ -161,13 +221,10 @@ def _encode_strings(seq: _Items, name: str) -> tuple[NDArray[np.int64], NDArray[
         if not isinstance(seq, list):
             seq = list(seq)
         status, pos, offsets, data = _encode_str_list(seq)
-        if status == 0:
+        if status == _ENC_OK:
             assert offsets is not None and data is not None   # status 0: both arrays
             return offsets, data
-        if status == 1:  # not a str
-            _bad_item(seq[pos], pos, name, "str")
-        # status 2: cannot be encoded as UTF-8 (lone surrogate)
-        raise ValueError(f"{name}[{pos}] cannot be encoded as UTF-8 (lone surrogate?)")
+        _encode_failed(status, pos, seq, name)
     n = len(seq)
     joined = "".join(seq)
     if joined.isascii():
@@ -191,6 +248,15 @@ def _encode_strings(seq: _Items, name: str) -> tuple[NDArray[np.int64], NDArray[
     return offs, np.frombuffer(raw, dtype=np.uint8)
 
 
+def _encode_failed(status: int, pos: int, seq: _Items | None, name: str) -> NoReturn:
+    """Raise the error of a failed encoder status (hzfast._hashing.ENC_*)."""
+    if status == _ENC_NOT_STR and seq is not None:
+        _bad_item(seq[pos], pos, name, "str")
+    if status == _ENC_SURROGATE:
+        raise ValueError(f"{name}[{pos}] cannot be encoded as UTF-8 (lone surrogate?)")
+    raise _changed(name, pos)
+
+
 def _bad_item(item: object, pos: int, name: str, expected: str) -> NoReturn:
     if item is None:
         raise ValueError(f"{name}[{pos}] is None: null keys cannot be hashed")
@@ -207,7 +273,6 @@ def _join_bytes(seq: _Items, name: str) -> KeyBatch:
     lengths = np.fromiter(map(len, items), dtype=np.int64, count=n)
     offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
-    _check_data_lengths(offsets, name)
     return KeyBatch("data", n, None, offsets, np.frombuffer(b"".join(items), dtype=np.uint8))
 
 
@@ -232,13 +297,16 @@ def _from_sequence(seq: _Items, key_type: str | None, name: str) -> KeyBatch:
         return _empty(key_type or "int")
     if (_encode_str_list is not None and type(seq[0]) is str
             and key_type in (None, "string")):
-        # fast path: the C encoder checks every item is a str as it goes
+        # fast path: the C encoder snapshots the items and checks each is a str
         status, pos, offsets, data = _encode_str_list(seq if type(seq) is list else list(seq))
-        if status == 0:
+        if status == _ENC_OK:
             return KeyBatch("string", n, None, offsets, data)
-        if status == 2:
-            raise ValueError(f"{name}[{pos}] cannot be encoded as UTF-8 (lone surrogate?)")
-        # status 1 (not all str): the general path below names the offending item
+        if status != _ENC_NOT_STR:
+            _encode_failed(status, pos, None, name)
+        # not all str: the general path below names the offending item
+    # every later pass reads this private snapshot, never the caller's container again
+    seq = tuple(seq)
+    n = len(seq)
     types = set(map(type, seq))
     classes = {_classify(t) for t in types}
     if "none" in classes:
@@ -277,9 +345,19 @@ def _from_sequence(seq: _Items, key_type: str | None, name: str) -> KeyBatch:
         raise  # pragma: no cover
     if values.ndim != 1:  # pragma: no cover - defensive
         raise ValueError(f"{name} must be a flat sequence of keys")
-    # numpy int64 scalars keep their array meaning (Long); Python ints are Integers
-    natural = "long" if types == {np.int64} else "int"
-    return _ints(values, key_type, name, natural)
+    # every key means what it means alone (int_key): numpy int64 scalars are Longs (their
+    # array meaning), every other integer an Integer
+    longs = np.fromiter((isinstance(k, np.int64) for k in seq), dtype=bool, count=n)
+    if key_type is not None or not longs.any():
+        return _ints(values, key_type, name, "int")
+    if longs.all():
+        return _ints(values, None, name, "long")
+    ints = values[~longs]
+    bad = np.flatnonzero((ints < INT32_MIN) | (ints > INT32_MAX))
+    if bad.size:
+        i = int(np.flatnonzero(~longs)[bad[0]])
+        raise _not_integer(f"{name}[{i}]", int(values[i]))
+    return KeyBatch("mixed", n, values, None, None, longs)
 
 
 # --------------------------------------------------------------------------- numpy
@@ -289,8 +367,8 @@ def _from_numpy(arr: NDArray[Any], key_type: str | None, name: str) -> KeyBatch:
     if not arr.flags.c_contiguous:
         raise ValueError(f"{name} must be C-contiguous (use np.ascontiguousarray)")
     dt = arr.dtype
-    if dt == np.int32 or dt == np.int64:
-        return _ints(arr, key_type, name, "int" if dt == np.int32 else "long")
+    if dt.kind == "i" and dt.itemsize in (4, 8):   # int32 / int64, either byte order
+        return _ints(arr, key_type, name, "int" if dt.itemsize == 4 else "long")
     if dt.kind == "U":
         if key_type not in (None, "string"):
             raise _mismatch(name, key_type, f"strings ({dt})")
@@ -300,14 +378,13 @@ def _from_numpy(arr: NDArray[Any], key_type: str | None, name: str) -> KeyBatch:
         if _encode_utf32 is None:  # pragma: no cover - extension not built
             encoded = _encode_strings(arr.tolist(), name)
             return KeyBatch("string", n, None, *encoded)
-        if not arr.dtype.isnative:
-            arr = arr.astype(arr.dtype.newbyteorder("="))
+        arr = native(arr)
         width = arr.dtype.itemsize // 4
         codepoints = arr.view(np.uint32).reshape(n, width) if width else \
             np.zeros((n, 0), np.uint32)
-        bad, offsets, data = _encode_utf32(codepoints)
-        if bad != -1:
-            raise ValueError(f"{name}[{bad}] cannot be encoded as UTF-8 (lone surrogate?)")
+        status, pos, offsets, data = _encode_utf32(codepoints)
+        if status != _ENC_OK:
+            _encode_failed(status, pos, None, name)
         return KeyBatch("string", n, None, offsets, data)
     if dt == object:
         return _from_sequence(arr, key_type, name)
@@ -355,21 +432,36 @@ def _from_arrow(arr: Any, key_type: str | None, name: str) -> KeyBatch:
     if kind in ("int", "long"):
         if key_type in ("string", "data"):
             raise _mismatch(name, key_type, f"arrow {t}")
-        values = arr.to_numpy(zero_copy_only=True)
+        width = 4 if kind == "int" else 8
+        values = _arrow_buffer(arr, 1, (arr.offset + n) * width, name)
+        values = np.frombuffer(values, dtype=np.int32 if kind == "int" else np.int64,
+                               count=arr.offset + n)[arr.offset:] if n else \
+            np.empty(0, np.int32 if kind == "int" else np.int64)
         return _ints(values, key_type, name, kind)
     if key_type is not None and key_type != kind:
         raise _mismatch(name, key_type, f"arrow {t}")
     if n == 0:
         return _empty(kind)
-    bufs = arr.buffers()
-    off_dtype = np.int64 if (pa.types.is_large_string(t) or pa.types.is_large_binary(t)) \
-        else np.int32
+    large = pa.types.is_large_string(t) or pa.types.is_large_binary(t)
+    off_dtype = np.int64 if large else np.int32
     start = arr.offset
-    offsets = np.frombuffer(bufs[1], dtype=off_dtype, count=start + n + 1)[start:]
-    data = _EMPTY_U8 if bufs[2] is None else np.frombuffer(bufs[2], dtype=np.uint8)
-    if kind == "data":
-        _check_data_lengths(offsets, name)
+    offsets = np.frombuffer(_arrow_buffer(arr, 1, (start + n + 1) * (8 if large else 4), name),
+                            dtype=off_dtype, count=start + n + 1)[start:]
+    buf = arr.buffers()[2]
+    # the kernels check every item's offsets against this size as they read them
+    data = _EMPTY_U8 if buf is None or buf.size == 0 else np.frombuffer(buf, dtype=np.uint8)
     return KeyBatch(kind, n, None, offsets, data)
+
+
+def _arrow_buffer(arr: Any, index: int, need: int, name: str) -> Any:
+    """Buffer ``index`` of an Arrow array, checked to hold at least ``need`` bytes (an
+    array imported through the C data interface is not validated by Arrow)."""
+    buf = arr.buffers()[index]
+    if need and (buf is None or buf.size < need):
+        have = "missing" if buf is None else f"{buf.size} bytes"
+        raise ValueError(f"{name}: malformed Arrow array: its buffer {index} is {have}, "
+                         f"{len(arr)} items from offset {arr.offset} need {need}")
+    return buf
 
 
 def _is_arrow(keys: object) -> bool:

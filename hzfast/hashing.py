@@ -24,7 +24,7 @@ from hzfast._check import DEFAULT_PARTITION_COUNT
 from hzfast._typing import VectorLike
 from hzfast._keys import (DATA_HEADER, INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN, KeyBatch,
                           check_key_type, int_key, is_scalar_key, loaded_pyarrow,
-                          normalize_keys)
+                          malformed_item, native, normalize_keys, split_mixed)
 
 if TYPE_CHECKING:
     from typing_extensions import Buffer   # collections.abc.Buffer from Python 3.12
@@ -54,15 +54,24 @@ _pack_q = struct.Struct(">q").pack
 
 # --------------------------------------------------------------------------- helpers
 def _as_bytes(data: object, name: str = "data") -> bytes | memoryview:
-    """A 1-D, C-contiguous byte view of a bytes-like object (never a copy)."""
+    """A 1-D, C-contiguous byte view of a bytes-like object (never a copy).
+
+    Buffers holding Python object pointers (numpy ``object`` arrays, or structured dtypes
+    with an object field) are refused: their bytes are addresses, not data."""
     if isinstance(data, bytes):
         return data  # the kernel takes bytes directly
     if isinstance(data, str):
         raise TypeError(f"{name} must be bytes-like, got str (encode it first)")
+    if isinstance(data, np.ndarray) and data.dtype.hasobject:
+        raise TypeError(f"{name} is a numpy array of dtype {data.dtype}: it holds Python "
+                        f"object pointers, not bytes to hash")
     try:
         mv = memoryview(cast("Buffer", data))   # not a buffer: TypeError
     except TypeError:
         raise TypeError(f"{name} must be bytes-like, got {type(data).__name__}") from None
+    if "O" in mv.format:
+        raise TypeError(f"{name} holds Python object pointers (buffer format "
+                        f"{mv.format!r}), not bytes to hash")
     if not mv.c_contiguous:
         raise ValueError(f"{name} must be C-contiguous")
     if mv.ndim != 1 or mv.format != "B":
@@ -139,7 +148,10 @@ def _serialize(key: object, key_type: str | None, name: str) -> bytes:
 def _hash_batch(batch: KeyBatch, partition_count: int, name: str) -> NDArray[np.int32]:
     """Kernel dispatch: partition_count 0 = raw hashes."""
     out = np.empty(batch.n, dtype=np.int32)
-    if batch.kind == "int":
+    if batch.kind == "mixed":   # Integers and Longs, each as its scalar would hash
+        for part, where in split_mixed(batch):
+            out[where] = _hash_batch(part, partition_count, name)
+    elif batch.kind == "int":
         assert batch.values is not None
         _k.bulk_int32(batch.values, out, partition_count)
     elif batch.kind == "long":
@@ -150,9 +162,18 @@ def _hash_batch(batch: KeyBatch, partition_count: int, name: str) -> NDArray[np.
         bad = _k.bulk_bytes(batch.offsets, batch.data, out, partition_count,
                             batch.kind == "data")
         if bad != -1:
-            raise ValueError(f"{name}[{bad}]: offsets point outside the data buffer "
-                             f"(malformed array)")
+            raise malformed_item(batch.offsets, batch.data.shape[0], bad, name,
+                                 min_len=DATA_HEADER if batch.kind == "data" else 0)
     return out
+
+
+def _shifted(message: str, name: str, base: int) -> str:
+    """``message`` about ``name[i]`` of one chunk, about ``name[base + i]`` instead."""
+    head = f"{name}["
+    end = message.find("]")
+    if base and message.startswith(head) and message[len(head):end].isdigit():
+        return f"{head}{base + int(message[len(head):end])}{message[end:]}"
+    return message
 
 
 def _bulk(keys: object, key_type: str | None, partition_count: int,
@@ -161,8 +182,14 @@ def _bulk(keys: object, key_type: str | None, partition_count: int,
     if pa is not None and isinstance(keys, pa.ChunkedArray) and keys.num_chunks > 1:
         # chunk by chunk, so Arrow buffers stay zero-copy
         check_key_type(key_type)
-        parts = [_hash_batch(normalize_keys(c, key_type, name), partition_count, name)
-                 for c in keys.iterchunks()]
+        parts, base = [], 0
+        for chunk in keys.iterchunks():
+            try:
+                parts.append(_hash_batch(normalize_keys(chunk, key_type, name),
+                                         partition_count, name))
+            except ValueError as exc:   # name the key by its position in the whole array
+                raise ValueError(_shifted(str(exc), name, base)) from None
+            base += len(chunk)
         return np.concatenate(parts) if parts else np.empty(0, np.int32)
     return _hash_batch(normalize_keys(keys, key_type, name), partition_count, name)
 
@@ -186,7 +213,8 @@ def murmur3_x86_32(data: Buffer | NDArray[Any], seed: int = HAZELCAST_SEED) -> i
     Raises
     ------
     TypeError
-        ``data`` is not bytes-like (a str must be encoded first); ``seed`` not an int.
+        ``data`` is not bytes-like (a str must be encoded first) or holds Python object
+        pointers (a numpy ``object`` array); ``seed`` not an int.
     ValueError
         ``seed`` out of range; non-contiguous ``data``.
 
@@ -243,7 +271,8 @@ def stamp(versions: VectorLike) -> int:
     Parameters
     ----------
     versions : ndarray[int32] of shape (P,)
-        C-contiguous. A list/tuple of ints in int32 range is converted. ``P = 0`` is fine.
+        C-contiguous. A list/tuple of ints in int32 range is converted; a byte-swapped
+        array (``'>i4'``) is read by value. ``P = 0`` is fine.
 
     Returns
     -------
@@ -263,8 +292,10 @@ def stamp(versions: VectorLike) -> int:
     >>> hzfast.stamp(np.zeros(271, dtype=np.int32))
     -1991270704151068896
     """
-    h = _k.stamp_fast(versions)  # int32 1-D C-contiguous ndarray: no further checks needed
+    h = _k.stamp_fast(versions)  # native int32 1-D C-contiguous ndarray: nothing to check
     if h is None:
+        if isinstance(versions, np.ndarray):
+            versions = native(versions)   # '>i4': the versions are its values, not its bytes
         h = _k.stamp(_check.as_int32_array(versions, "versions", 1))
     return h
 

@@ -8,6 +8,7 @@ by index, never read past.
 import numpy as np
 
 from hzfast._types cimport int32_t, uint32_t, int64_t, uint64_t, uint8_t, intp_t, offset_t
+from hzfast._hashing cimport item_span
 
 # Integer key values: Integer (int32) or Long (int64) keys.
 ctypedef fused int_value_t:
@@ -50,10 +51,11 @@ cdef intp_t utf8_hashes_c(const offset_t[::1] offsets, const uint8_t[::1] data,
     encode."""
     cdef intp_t i, j, end, n = out.shape[0], size = data.shape[0]
     cdef uint32_t h, b, cp, b1, b2, b3
+    cdef const offset_t* op = &offsets[0]
     for i in range(n):
-        j = <intp_t>offsets[i]
-        end = <intp_t>offsets[i + 1]
-        if j < 0 or end < j or end > size:  # a malformed Arrow array: never read past data
+        # the one offsets check of every Arrow-style kernel (hzfast/_hashing.pxd): each
+        # offset read once, never a byte outside data
+        if not item_span(op, i, size, &j, &end):
             return i
         h = 0
         while j < end:
@@ -135,6 +137,8 @@ def utf8_hashes(const offset_t[::1] offsets, const uint8_t[::1] data, int32_t pa
     (invalid UTF-8, or offsets outside ``data``).
     """
     cdef intp_t n = offsets.shape[0] - 1
+    if n < 0:
+        raise ValueError("offsets must have length n + 1 >= 1")
     out = np.empty(n, dtype=np.int32)
     cdef int32_t[::1] o = out
     cdef int32_t mask = mask_for(parts)

@@ -23,8 +23,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from hzfast._check import check_int
-from hzfast._keys import (INT32_MAX, INT32_MIN, check_key_type, int_key, is_scalar_key,
-                          normalize_keys)
+from hzfast._keys import (INT32_MAX, INT32_MIN, KeyBatch, check_key_type, int_key,
+                          is_scalar_key, malformed_item, normalize_keys, split_mixed)
 from hzfast.ignite import _hash
 
 __all__ = ["DEFAULT_PARTITIONS", "MAX_PARTITIONS", "java_hash_code", "partition_id",
@@ -120,15 +120,6 @@ def _uuid_batch_hashes(keys: Any, name: str) -> NDArray[np.int32]:
     return out
 
 
-def _malformed_string(offsets: NDArray[np.int32] | NDArray[np.int64], size: int, i: int,
-                      name: str) -> ValueError:
-    start, end = int(offsets[i]), int(offsets[i + 1])
-    if start < 0 or end < start or end > size:
-        return ValueError(f"{name}[{i}]: offsets point outside the data buffer "
-                          f"(malformed array)")
-    return ValueError(f"{name}[{i}] is not valid UTF-8")
-
-
 def _bulk(keys: Any, key_type: str | None, partitions: int, reduce: bool,
           name: str = "keys") -> NDArray[np.int32]:
     """Hash (reduce=False) or map to partitions (reduce=True) a batch of keys."""
@@ -140,15 +131,25 @@ def _bulk(keys: Any, key_type: str | None, partitions: int, reduce: bool,
                               and isinstance(keys[0], _uuid.UUID)):
         h = _uuid_batch_hashes(keys, name)
         return _hash.reduce_hashes(h, partitions) if reduce else h
-    batch = normalize_keys(keys, key_type, name)
+    return _hash_batch(normalize_keys(keys, key_type, name), partitions, reduce, name)
+
+
+def _hash_batch(batch: KeyBatch, partitions: int, reduce: bool,
+                name: str) -> NDArray[np.int32]:
+    """Kernel dispatch for one normalized batch (the Hazelcast path's twin)."""
     if batch.kind == "data":
         raise ValueError(f"{name}: serialized bytes/binary keys have no Ignite partition "
                          f"(Ignite hashes the key object); pass str, int or UUID keys")
+    if batch.kind == "mixed":   # Integers and Longs, each as its scalar would hash
+        out = np.empty(batch.n, dtype=np.int32)
+        for part, where in split_mixed(batch):
+            out[where] = _hash_batch(part, partitions, reduce, name)
+        return out
     if batch.kind == "string":
         assert batch.offsets is not None and batch.data is not None
         out, bad = _hash.utf8_hashes(batch.offsets, batch.data, partitions, reduce)
-        if bad >= 0:
-            raise _malformed_string(batch.offsets, batch.data.shape[0], bad, name)
+        if bad >= 0:   # the same check and message as the Hazelcast path
+            raise malformed_item(batch.offsets, batch.data.shape[0], bad, name, utf8=True)
         return out
     assert batch.values is not None
     return _hash.int_hashes(batch.values, batch.kind == "long", partitions, reduce)
