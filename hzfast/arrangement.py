@@ -48,7 +48,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from hzfast import _arrange
-from hzfast._check import MAX_REPLICA_COUNT, as_replicas, as_versions, check_int
+from hzfast._check import (MAX_MEMBER_COUNT, MAX_REPLICA_COUNT, as_bool_column,
+                           as_int_column, as_replicas, as_versions, check_int,
+                           check_member_total, check_members_arg)
 from hzfast._typing import TableLike, VectorLike
 from hzfast.members import Members, MembersLike
 from hzfast.migration.planner import fix_cycles
@@ -62,40 +64,55 @@ Grouping = Union[str, ArrayLike]
 # ----------------------------------------------------------------------------- repair
 def _alive_mask(alive: object, member_count: int | None, replicas: NDArray[np.int32],
                 lite: NDArray[np.bool_] | None) -> NDArray[np.uint8]:
+    """A fresh uint8 flag per member (at least one entry) from a bool mask or alive
+    indices; every index is a member index (``< MAX_MEMBER_COUNT``), so the mask stays
+    small whatever ``alive`` claims."""
     if isinstance(alive, (set, frozenset)):
-        alive = sorted(alive)
+        alive = list(alive)
     if isinstance(alive, (str, bytes)) or not isinstance(alive, (Iterable, np.ndarray)):
         raise TypeError("alive must be a bool mask (one flag per member) or a collection of "
                         f"alive member indices, got {type(alive).__name__}")
-    arr = np.asarray(alive)
-    if arr.ndim != 1:
-        raise ValueError(f"alive must be 1-dimensional, got shape {arr.shape}")
+    if not isinstance(alive, (np.ndarray, list, tuple)):
+        alive = list(alive)
     top = int(replicas.max()) + 1 if replicas.size else 0
-    if arr.dtype == np.bool_:
-        if member_count is not None and arr.shape[0] != member_count:
+    is_mask = (alive.dtype == np.bool_ if isinstance(alive, np.ndarray)
+               else len(alive) > 0 and all(isinstance(v, (bool, np.bool_)) for v in alive))
+    if is_mask:
+        mask = _check_bool_mask(alive)
+        if member_count is not None and mask.shape[0] != member_count:
             raise ValueError(f"alive mask must have one flag per member ({member_count}), "
-                             f"got {arr.shape[0]}")
-        if arr.shape[0] < top:
-            raise ValueError(f"alive mask has {arr.shape[0]} flags but the table uses member "
+                             f"got {mask.shape[0]}")
+        if mask.shape[0] < top:
+            raise ValueError(f"alive mask has {mask.shape[0]} flags but the table uses member "
                              f"index {top - 1}")
-        mask = arr.copy()
+        if mask.shape[0] > MAX_MEMBER_COUNT:
+            raise ValueError(f"alive mask has {mask.shape[0]} flags; hzfast supports at most "
+                             f"{MAX_MEMBER_COUNT} members")
     else:
-        if arr.size == 0:
-            arr = arr.astype(np.int64)
-        if arr.dtype.kind not in "iu":
-            raise TypeError(f"alive must hold bools or member indices, got dtype {arr.dtype}")
-        if arr.size and arr.min() < 0:
-            raise ValueError(f"alive holds a negative member index ({int(arr.min())})")
-        n = member_count if member_count is not None else max(top, int(arr.max()) + 1
-                                                                 if arr.size else 0)
-        if arr.size and arr.max() >= n:
-            raise ValueError(f"alive holds member index {int(arr.max())}, out of range for "
-                             f"{n} members")
+        n = member_count if member_count is not None else MAX_MEMBER_COUNT
+        arr = _check_index_column(alive, n)
+        if member_count is None:
+            n = max(top, int(arr.max()) + 1 if arr.size else 0)
         mask = np.zeros(n, dtype=bool)
         mask[arr] = True
     if lite is not None:
         mask &= ~lite
     return np.ascontiguousarray(mask.view(np.uint8) if mask.size else np.zeros(1, np.uint8))
+
+
+def _check_bool_mask(alive: object) -> NDArray[np.bool_]:
+    return as_bool_column(alive, "alive")
+
+
+def _check_index_column(alive: object, n: int) -> NDArray[np.int32]:
+    """Alive member indices, each in ``[0, n)``."""
+    try:
+        return as_int_column(alive, "alive", minimum=0, maximum=n - 1)
+    except TypeError as exc:
+        raise TypeError(f"alive must hold bools or member indices: {exc}") from None
+    except ValueError as exc:
+        raise ValueError(f"alive holds a member index out of range for {n} members: "
+                         f"{exc}") from None
 
 
 def repair(table_or_replicas: TableLike, alive: ArrayLike | Iterable[int],
@@ -248,10 +265,11 @@ def _group_layout(members: Members, grouping: Grouping
 
 def _prepare(current: TableLike, members: MembersLike, grouping: Grouping,
              replica_count: int | None, name: str = "current") -> _Prepared:
-    registry = Members.coerce(members)
+    registry = Members.coerce(check_members_arg(members))
+    check_member_total(len(registry))
     gid, G, gstart, gmem, _ = _group_layout(registry, grouping)
     R = _replica_count(replica_count, G)
-    cur = as_replicas(current, name, member_count=len(registry))
+    cur = as_replicas(current, name, member_count=len(registry))   # a private snapshot
     W = max(cur.shape[1], R)
     return _Prepared(_pad(cur, W), gid, G, R, min(R, G), gstart, gmem)
 
@@ -270,7 +288,7 @@ def _quotas(cnt: NDArray[np.int32], prep: _Prepared) -> NDArray[np.int32]:
         gc = np.zeros((R_fill, G), dtype=np.int64)
         gc[:, g_of] = cm
     else:
-        gc = cm @ (g_of[:, None] == np.arange(G)).astype(np.int64)
+        gc = _by_group(cm.T, g_of, G).T
     f, e = divmod(P, G)
     gq = np.full((R_fill, G), f, dtype=np.int64)
     ids = np.arange(G)
@@ -431,16 +449,24 @@ class ArrangementReport:
         return d
 
 
-def _kept_bound(cm: NDArray[np.int64], H: NDArray[np.int64], n_m: NDArray[np.int64],
+def _by_group(rows: NDArray[np.int64], g: NDArray[np.int32], G: int) -> NDArray[np.int64]:
+    """(G, k): the sum of the (D, k) ``rows`` of the members of each group (``g``: each
+    member's group). Linear in D: no (members x groups) matrix, whatever D and G are."""
+    out = np.zeros((G, rows.shape[1]), dtype=np.int64)
+    np.add.at(out, g, rows)
+    return out
+
+
+def _kept_bound(cm: NDArray[np.int64], g: NDArray[np.int32], G: int, n_m: NDArray[np.int64],
                 sizes: NDArray[np.int64], Q: int) -> NDArray[np.int64]:
     """(R_fill, G): max slots kept per group and index when the group's count there is Q.
 
-    cm: (R_fill, D) current counts of the D data members; H: (D, G) one-hot membership;
+    cm: (R_fill, D) current counts of the D data members; g: (D,) each one's group;
     n_m: (D,) size of each member's group; sizes: (G,) group sizes.
     """
     fl = Q // n_m
-    base = np.minimum(cm, fl) @ H
-    over = (cm > fl).astype(np.int64) @ H
+    base = _by_group(np.minimum(cm, fl).T, g, G).T
+    over = _by_group((cm > fl).astype(np.int64).T, g, G).T
     kept: NDArray[np.int64] = base + np.minimum(Q % sizes, over)
     return kept
 
@@ -510,9 +536,9 @@ def arrangement_report(current: TableLike, target: TableLike, members: MembersLi
     >>> rep.slot_changes, rep.lower_bound, rep.balanced, rep.cycle_count
     (20, 20, True, 0)
     """
-    registry = Members.coerce(members)
+    registry = Members.coerce(check_members_arg(members))
     prep = _prepare(current, registry, grouping, replica_count)
-    tgt = as_replicas(target, "target", member_count=len(registry))
+    tgt = as_replicas(target, "target", member_count=len(registry))   # a private snapshot
     P = prep.cur.shape[0]
     if tgt.shape[0] != P:
         raise ValueError(f"current and target must have the same partition count, got "
@@ -525,17 +551,16 @@ def arrangement_report(current: TableLike, target: TableLike, members: MembersLi
     sizes = np.diff(prep.gstart).astype(np.int64)
     data = gid >= 0
     f, e = divmod(P, G)
-    H = np.zeros((int(data.sum()), G), dtype=np.int64)
-    H[np.arange(H.shape[0]), gid[data]] = 1
-    n_m = sizes[gid[data]]
+    g = gid[data]
+    n_m = sizes[g]
     cm = cc[:R_fill][:, data].astype(np.int64)
-    a0 = _kept_bound(cm, H, n_m, sizes, f)
-    a1 = _kept_bound(cm, H, n_m, sizes, f + 1)
+    a0 = _kept_bound(cm, g, G, n_m, sizes, f)
+    a1 = _kept_bound(cm, g, G, n_m, sizes, f + 1)
     kept = a0.sum(axis=1) + np.minimum(e, (a1 > a0).sum(axis=1))
     lower = int(P * R_fill - kept.sum())
     lower += int(cc[R_fill:].sum())          # indices >= R_fill: only empty slots stay
     member_counts = tc.T.astype(np.int64)
-    group_counts = H.T @ member_counts[data]
+    group_counts = _by_group(member_counts[data], g, G)
     gc = group_counts[:, :R_fill]
     max_dev = float(np.abs(gc - P / G).max()) if R_fill else 0.0
     mc = member_counts[data][:, :R_fill]

@@ -2,31 +2,31 @@
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from hzfast._check import (DEFAULT_PARTITION_COUNT, MAX_REPLICA_COUNT, as_replicas,
-                           as_versions, check_int, check_partition_count)
+                           as_versions, check_int, check_member_total, check_members_arg,
+                           check_partition_count, check_table, file_name, frozen, read_npz)
 from hzfast._typing import TableLike, VectorLike
 from hzfast.members import Members, MembersLike
 
 __all__ = ["PartitionTable"]
 
 
-def _frozen(arr: NDArray[np.int32]) -> NDArray[np.int32]:
-    out = np.array(arr, dtype=np.int32, order="C", copy=True)
-    out.flags.writeable = False
-    return out
+# what a table file holds (PartitionTable.save / load)
+_FILE_ARRAYS = {"replicas": ("int32", 2), "versions": ("int32", 1), "members": ("unicode", 0)}
 
 
 class PartitionTable:
     """A cluster's partition table: who holds each replica of each partition.
 
-    The table is an immutable value: its arrays are read-only copies, and every
-    operation that changes it returns a new table. This keeps the cached
-    :attr:`stamp` exact and makes tables safe to share between threads.
+    The table is an immutable value: its arrays are private copies that nobody can
+    make writeable again (they rest on ``bytes``), and every operation that changes it
+    returns a new table. This keeps the cached :attr:`stamp` exact, makes tables safe to
+    share between threads, and lets kernels read a table's arrays without copying them.
 
     Parameters
     ----------
@@ -44,8 +44,9 @@ class PartitionTable:
     TypeError
         Wrong dtype or type.
     ValueError
-        Wrong shape, non-contiguous input, a member index outside ``[-1, M)``, a member
-        twice in one row, versions of the wrong length.
+        Wrong shape, non-contiguous input, a member index outside ``[-1, M)`` (``M`` at
+        most ``MAX_MEMBER_COUNT`` = 65,536), a member twice in one row, versions of the
+        wrong length.
 
     Examples
     --------
@@ -63,18 +64,21 @@ class PartitionTable:
 
     def __init__(self, replicas: TableLike, versions: VectorLike | None = None,
                  members: MembersLike | None = None) -> None:
-        registry = None if members is None else Members.coerce(members)
-        reps = as_replicas(replicas, "replicas",
-                           member_count=None if registry is None else len(registry))
+        registry = None if members is None else Members.coerce(check_members_arg(members))
+        if registry is not None:
+            check_member_total(len(registry))
+        # private, immutable snapshots, validated after they were taken
+        reps, largest = check_table(replicas, "replicas", freeze=True,
+                                    member_count=None if registry is None else len(registry))
         if registry is None:
-            registry = Members.from_count(int(reps.max()) + 1 if reps.size else 0)
+            registry = Members.from_count(largest + 1)
         vers: NDArray[np.int32]
         if versions is None:
-            vers = np.zeros(reps.shape[0], dtype=np.int32)
+            vers = frozen(np.zeros(reps.shape[0], dtype=np.int32))
         else:
-            vers = as_versions(versions, reps.shape[0])
-        self._replicas = _frozen(reps)
-        self._versions = _frozen(vers)
+            vers = as_versions(versions, reps.shape[0], freeze=True)
+        self._replicas = reps
+        self._versions = vers
         self._members = registry
         self._stamp = None
 
@@ -212,19 +216,54 @@ class PartitionTable:
 
     __hash__ = None  # type: ignore[assignment]  # mutable-looking arrays: not hashable
 
+    def __reduce__(self) -> tuple[type["PartitionTable"], tuple[Any, ...]]:
+        # pickled as its parts and validated again when unpickled
+        return (PartitionTable, (np.array(self._replicas), np.array(self._versions),
+                                 self._members))
+
     def __repr__(self) -> str:
         return (f"PartitionTable(partitions={self.partition_count}, replicas={self.replica_count}, "
                 f"members={len(self._members)}, stamp={self.stamp})")
 
     # -- persistence -------------------------------------------------------
-    def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the table to an ``.npz`` file (replicas, versions, members as JSON)."""
-        np.savez_compressed(path, replicas=self._replicas, versions=self._versions,
-                            members=np.array(self._members.to_json()))
+    def save(self, path: str | os.PathLike[str] | IO[bytes]) -> None:
+        """Write the table to an ``.npz`` file (replicas, versions, members as JSON).
+
+        The file is written at exactly ``path`` (numpy's habit of appending ``.npz`` is
+        not followed), so ``load(path)`` reads what ``save(path)`` wrote. ``path`` may
+        also be a binary file object.
+        """
+        arrays = {"replicas": np.asarray(self._replicas), "versions": np.asarray(self._versions),
+                  "members": np.array(self._members.to_json())}
+        if isinstance(path, (str, bytes, os.PathLike)):
+            with open(path, "wb") as fh:
+                np.savez_compressed(fh, **arrays)
+        else:
+            np.savez_compressed(path, **arrays)
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str]) -> "PartitionTable":
-        """Read a table written by :meth:`save` (validated)."""
-        with np.load(path, allow_pickle=False) as z:
-            return cls(np.ascontiguousarray(z["replicas"]), np.ascontiguousarray(z["versions"]),
-                       Members.from_json(str(z["members"])))
+    def load(cls, path: str | os.PathLike[str] | IO[bytes]) -> "PartitionTable":
+        """Read a table written by :meth:`save` (validated).
+
+        Raises
+        ------
+        OSError
+            ``path`` cannot be opened (missing, a directory, no permission).
+        ValueError
+            Anything wrong with the content - not an ``.npz`` archive, truncated,
+            corrupt, a pickle, missing or extra arrays, wrong dtypes or shapes, sizes
+            that do not match, an invalid table or member registry: one message naming
+            the file and the problem.
+        """
+        arrays = read_npz(path, _FILE_ARRAYS, "table file")
+        try:
+            members = Members.from_json(str(arrays["members"][()]))
+        except (ValueError, TypeError, KeyError, IndexError, AttributeError,
+                RecursionError, OverflowError) as exc:
+            raise ValueError(f"table file {file_name(path)} holds an invalid member "
+                             f"registry ({type(exc).__name__}: {exc})") from None
+        try:
+            return cls(arrays["replicas"], arrays["versions"], members)
+        except (ValueError, TypeError) as exc:
+            raise ValueError(f"table file {file_name(path)} holds an invalid table: "
+                             f"{exc}") from None

@@ -467,7 +467,10 @@ def test_validation_fast_path_finds_the_first_problem():
         as_replicas(big, "t", member_count=100)
     with pytest.raises(ValueError, match=r"t\[0, 0\] = 65: member index out of range"):
         as_replicas(big, "t", member_count=64)
-    assert as_replicas(np.array([[2**31 - 1, -1]], dtype=np.int32), "t") is not None
+    # no member count: the bound is hzfast's member limit (docs/hardening.md)
+    assert as_replicas(np.array([[65_535, -1]], dtype=np.int32), "t") is not None
+    with pytest.raises(ValueError, match=r"t\[0, 0\] = 2147483647: member indices must be < 65536"):
+        as_replicas(np.array([[2**31 - 1, -1]], dtype=np.int32), "t")
 
 
 def test_group_layout_cache_does_not_leak():

@@ -16,8 +16,10 @@ Rows are handled as padded 8-slot working rows (``hzfast._rows``).
 import numpy as np
 
 from libc.stdlib cimport calloc, free, malloc
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 
-from hzfast._types cimport (int8_t, uint8_t, int32_t, uint64_t, intp_t, S_OK, S_INTERNAL)
+from hzfast._types cimport (int8_t, uint8_t, int32_t, uint64_t, intp_t, S_OK, S_INTERNAL,
+                           S_TOO_LARGE)
 from hzfast._rows cimport (ROW_SLOTS, RowLoader, hz_ctz, hz_diffmask8, hz_differ8, hz_index8,
                           hz_store8, load_row8, loader_init)
 from hzfast._validate cimport check_row, row_suspect
@@ -494,7 +496,7 @@ cdef inline intp_t cache_slot(const PatternCache* C, uint64_t key) noexcept nogi
 
 
 cdef intp_t plan_rows(const int32_t[:, ::1] cur, const int32_t[:, ::1] tgt,
-                      int32_t[:, ::1] fixed, bint prioritized, intp_t capacity, Out* o,
+                      int32_t* fixed, bint prioritized, intp_t capacity, Out* o,
                       PatternCache* C, int* status, intp_t* which, intp_t* bad_row,
                       intp_t* bad_col) noexcept nogil:
     """Body of :func:`plan_c` (same contract) with the output pointers and the cache
@@ -509,7 +511,7 @@ cdef intp_t plan_rows(const int32_t[:, ::1] cur, const int32_t[:, ::1] tgt,
     cdef int32_t* tw = &pair[DEC_CAP]
     cdef const int32_t* pc = &cur[0, 0]
     cdef const int32_t* pt = &tgt[0, 0]
-    cdef int32_t* pf = &fixed[0, 0]
+    cdef int32_t* pf = fixed
     cdef Pattern tmp
     cdef const Pattern* pat
     cdef RowLoader L
@@ -576,17 +578,17 @@ cdef intp_t plan_rows(const int32_t[:, ::1] cur, const int32_t[:, ::1] tgt,
     return n
 
 
-cdef intp_t plan_c(const int32_t[:, ::1] cur, const int32_t[:, ::1] tgt, int32_t[:, ::1] fixed,
-                   bint prioritized, intp_t capacity, int32_t[:, ::1] o_cols,
-                   int8_t[::1] o_kind, uint8_t[::1] o_inst,
-                   int* status, intp_t* which, intp_t* bad_row, intp_t* bad_col) noexcept nogil:
+cdef intp_t plan_c(const int32_t[:, ::1] cur, const int32_t[:, ::1] tgt, int32_t* fixed,
+                   bint prioritized, intp_t capacity, int32_t* o_cols, int8_t* o_kind,
+                   uint8_t* o_inst, int* status, intp_t* which, intp_t* bad_row,
+                   intp_t* bad_col) noexcept nogil:
     """The whole-table planner, validating each row as it goes (one pass).
 
-    ``fixed`` (uninitialised on entry) holds the cycle-fixed target on return.
-    The output columns (``o_cols``: the (7, capacity + DEC_CAP) block; ``o_kind``,
-    ``o_inst``) have ``capacity + DEC_CAP`` entries; ``capacity`` bounds the decisions
-    (checked before every write). Returns the number of decisions written. On invalid
-    input returns -1 with
+    ``fixed`` ((P, R), uninitialised on entry) holds the cycle-fixed target on return.
+    The output columns (``o_cols``: the (7, capacity + DEC_CAP) block, row-major;
+    ``o_kind``, ``o_inst``) have ``capacity + DEC_CAP`` entries; ``capacity`` bounds the
+    decisions (checked before every write). Returns the number of decisions written. On
+    invalid input returns -1 with
     ``*status`` (BELOW_MINUS_ONE / DUPLICATE), ``*which`` (0 current, 1 target),
     ``*bad_row``, ``*bad_col``; a broken planner invariant (impossible on valid input)
     gives -1 with ``*status = INTERNAL``. Never raises (if the per-call pattern cache
@@ -599,10 +601,11 @@ cdef intp_t plan_c(const int32_t[:, ::1] cur, const int32_t[:, ::1] tgt, int32_t
         return 0
     # the columns have capacity + DEC_CAP rows, so these pointers are valid even when
     # no slot differs (capacity == 0: nothing is written; rows are still validated)
-    o.pid = &o_cols[0, 0]; o.src = &o_cols[1, 0]; o.sci = &o_cols[2, 0]
-    o.sni = &o_cols[3, 0]; o.dst = &o_cols[4, 0]; o.dci = &o_cols[5, 0]
-    o.dni = &o_cols[6, 0]
-    o.kind = &o_kind[0]; o.inst = &o_inst[0]
+    cdef intp_t width = capacity + DEC_CAP
+    o.pid = o_cols; o.src = o_cols + width; o.sci = o_cols + 2 * width
+    o.sni = o_cols + 3 * width; o.dst = o_cols + 4 * width; o.dci = o_cols + 5 * width
+    o.dni = o_cols + 6 * width
+    o.kind = o_kind; o.inst = o_inst
     C.keys = <uint64_t*>calloc(CACHE_SIZE, sizeof(uint64_t))
     C.pats = <Pattern*>malloc(CACHE_SIZE * sizeof(Pattern))
     if C.keys == NULL or C.pats == NULL:
@@ -639,62 +642,83 @@ def fix_cycles(const int32_t[:, ::1] current, const int32_t[:, ::1] target):
     return out
 
 
-cdef intp_t count_diff_c(const int32_t[:, ::1] a, const int32_t[:, ::1] b) noexcept nogil:
-    """Number of slots where two equal-shape tables differ (vectorizable). Cannot fail."""
+cdef intp_t count_diff_c(const int32_t[:, ::1] a, const int32_t[:, ::1] b,
+                         int32_t* largest) noexcept nogil:
+    """Number of slots where two equal-shape tables differ, and the largest value in
+    either (vectorizable). Cannot fail."""
     cdef intp_t k, n = a.shape[0] * a.shape[1], mm = 0
+    cdef int32_t mx = -1, v, w
     cdef const int32_t* pa
     cdef const int32_t* pb
+    largest[0] = -1
     if n == 0:
         return 0
     pa = &a[0, 0]
     pb = &b[0, 0]
     for k in range(n):
-        mm += pa[k] != pb[k]
+        v = pa[k]
+        w = pb[k]
+        mm += v != w
+        mx = v if v > mx else mx
+        mx = w if w > mx else mx
+    largest[0] = mx
     return mm
 
 
-cdef intp_t plan_into(const int32_t[:, ::1] current, const int32_t[:, ::1] target,
-                     bint prioritized, object fixed, object block, object kind, object inst,
-                     int* status, intp_t* which, intp_t* row, intp_t* col) except? -9:
-    """Acquire the output buffers (memoryviews released on return, so the arrays can
-    be cut afterwards) and run :func:`plan_c` without the GIL. Returns its result."""
-    cdef int32_t[:, ::1] f = fixed
-    cdef int32_t[:, ::1] b = block
-    cdef int8_t[::1] k = kind
-    cdef uint8_t[::1] i = inst.view(np.uint8)
-    cdef intp_t n
-    with nogil:
-        n = plan_c(current, target, f, prioritized, b.shape[1] - DEC_CAP, b, k, i, status,
-                   which, row, col)
-    return n
+cdef object immutable_buffer(intp_t nbytes, char** data):
+    """A fresh ``bytes`` object of ``nbytes`` (at least 1) that only this module holds
+    until it returns it, and its data pointer: the planner writes its outputs there, and
+    numpy views of it can never be made writeable (so a plan's arrays cannot be changed
+    by anyone, at no copying cost)."""
+    buf = PyBytes_FromStringAndSize(NULL, max(nbytes, 1))
+    data[0] = PyBytes_AS_STRING(buf)
+    return buf
 
 
-def plan(const int32_t[:, ::1] current, const int32_t[:, ::1] target, bint prioritized):
+def plan(const int32_t[:, ::1] current, const int32_t[:, ::1] target, bint prioritized,
+         int32_t member_limit):
     """Validate both tables and run the whole-table planner (one pass).
 
     Returns ``(status, which, row, col, fixed, columns, kind, instant)``: ``status`` 0 =
     success, else a validation status for table ``which`` (0 current, 1 target) at
     ``[row, col]``, or INTERNAL at partition ``row``. ``columns`` is the (7, N) int32
     block ``[pid, src, sci, sni, dst, dci, dni]`` (rows contiguous), ``kind`` int8 and
-    ``instant`` bool of length N.
+    ``instant`` bool of length N. A member ``>= member_limit`` gives TOO_LARGE with
+    ``which == row == col == -1`` before any planning (the caller locates it). Every
+    output array is read-only for good (it rests on a ``bytes`` object). The caller
+    passes private snapshots: the tables are read twice (counting, then planning).
     """
     cdef intp_t P = current.shape[0], R = current.shape[1], n, which = -1, row = -1, col = -1
     cdef int status = S_OK
-    cdef intp_t capacity
-    fixed = np.empty((P, R), dtype=np.int32)   # the kernel writes every row
+    cdef intp_t capacity, width
+    cdef char* f_data
+    cdef char* b_data
+    cdef char* k_data
+    cdef char* i_data
+    cdef int32_t largest = -1
     # decisions <= slots that differ (module docstring); counting them first keeps the
     # outputs small (fewer fresh pages to fault in than a P * R bound would touch)
     with nogil:
-        capacity = count_diff_c(current, target)
-    # DEC_CAP spare columns: never empty, see plan_c
-    block = np.empty((N_COLUMNS, capacity + DEC_CAP), dtype=np.int32)
-    kind = np.empty(capacity + DEC_CAP, dtype=np.int8)
-    inst = np.empty(capacity + DEC_CAP, dtype=np.bool_)
-    n = plan_into(current, target, prioritized, fixed, block, kind, inst, &status, &which,
-                  &row, &col)
+        capacity = count_diff_c(current, target, &largest)
+    if largest >= member_limit:
+        return S_TOO_LARGE, -1, -1, -1, None, None, None, None
+    width = capacity + DEC_CAP      # DEC_CAP spare columns: never empty, see plan_c
+    fixed_buf = immutable_buffer(P * R * 4, &f_data)   # the kernel writes every row
+    block_buf = immutable_buffer(N_COLUMNS * width * 4, &b_data)
+    kind_buf = immutable_buffer(width, &k_data)
+    inst_buf = immutable_buffer(width, &i_data)
+    with nogil:
+        n = plan_c(current, target, <int32_t*>f_data, prioritized, capacity,
+                   <int32_t*>b_data, <int8_t*>k_data, <uint8_t*>i_data, &status, &which,
+                   &row, &col)
     if n < 0:
         return status, which, row, col, None, None, None, None
-    return S_OK, -1, -1, -1, fixed, block[:, :n], kind[:n], inst[:n]
+    fixed = np.frombuffer(fixed_buf, dtype=np.int32, count=P * R).reshape(P, R)
+    block = np.frombuffer(block_buf, dtype=np.int32, count=N_COLUMNS * width)
+    kind = np.frombuffer(kind_buf, dtype=np.int8, count=width)
+    inst = np.frombuffer(inst_buf, dtype=np.bool_, count=width)
+    return (S_OK, -1, -1, -1, fixed, block.reshape(N_COLUMNS, width)[:, :n], kind[:n],
+            inst[:n])
 
 
 def prioritize_columns(const int32_t[:, :] block, const int8_t[::1] kind, bint instant_first):

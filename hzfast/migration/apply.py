@@ -55,19 +55,20 @@ def apply_migrations(replicas: TableLike, versions: VectorLike | None, plan: Mig
         raise TypeError(f"plan must be a MigrationPlan, got {type(plan).__name__}")
     table_versions = getattr(replicas, "versions", None) if not isinstance(
         replicas, np.ndarray) else None
-    reps, _ = _check.check_table(replicas, "replicas")
+    # private, writable snapshots, validated after they were taken: the kernel applies
+    # the plan to them and they become the result (no other thread can reach them)
+    reps, _ = _check.check_table(replicas, "replicas", writable=True)
     P = reps.shape[0]
     if versions is None:
         versions = table_versions if table_versions is not None else np.zeros(P, np.int32)
-    vers = _check.as_versions(versions, P, "versions")
+    new_vers = _check.as_versions(versions, P, "versions", writable=True)
     if plan.target is not None and plan.target.shape != reps.shape:
         raise ValueError(f"plan is for a table of shape {plan.target.shape}, "
                          f"replicas has shape {reps.shape}")
-    new_reps = reps.copy()
-    new_vers = vers.copy()
-    status, bad = _apply.apply(new_reps, new_vers, plan._columns)
+    # the plan's arrays are immutable (MigrationPlan), checked again decision by decision
+    status, bad = _apply.apply(reps, new_vers, plan._columns)
     if status:
         raise ValueError(f"migration {bad} of the plan (partition {plan.partition_id[bad]}, "
                          f"decision {tuple(int(x) for x in plan[bad].decision)}) cannot be "
                          f"applied: {_check.decision_problem(status)}")
-    return new_reps, new_vers
+    return reps, new_vers

@@ -31,7 +31,8 @@ def diff(current: TableLike, target: TableLike, *,
     ----------
     current, target : ndarray[int32] of shape (P, R), or PartitionTable
     member_count : int, optional
-        Rows of ``gains``/``losses``; default: largest member in either table + 1.
+        Rows of ``gains``/``losses``; default: largest member in either table + 1. At
+        most ``MAX_MEMBER_COUNT`` (65,536), as every member index is below it.
 
     Returns
     -------
@@ -53,7 +54,7 @@ def diff(current: TableLike, target: TableLike, *,
     >>> d.slot_moves, d.changed_partitions.tolist(), d.gains[2].tolist()
     (1, [0], [0, 1])
     """
-    a, b, _, mx = _check.check_pair(current, target)
+    a, b, _, mx = _check.check_pair(current, target)   # private snapshots, validated
     count = _check.check_member_count(member_count, mx, "the tables hold member")
     mask, changed, gains, losses, moves = _diff.diff(a, b, count)
     return TableDiff(mask, changed, gains, losses, int(moves))

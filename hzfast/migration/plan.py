@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import enum
 import json
+import os
 from collections.abc import Iterator, Sequence
-from typing import Any, NamedTuple, NoReturn, Protocol, TypeVar, overload
+from typing import Any, NamedTuple, NoReturn, Protocol, overload
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -18,6 +19,8 @@ __all__ = ["Migration", "MigrationKind", "MigrationPlan"]
 FIELDS = ("source", "source_current_index", "source_new_index",
           "destination", "destination_current_index", "destination_new_index")
 COLUMNS = ("partition_id",) + FIELDS
+FORMAT = "hzfast.MigrationPlan/1"
+_DOC_KEYS = {"format", "prioritized", "columns", "target", "replica_count"}
 
 
 class MigrationKind(enum.IntEnum):
@@ -55,12 +58,11 @@ class Migration(NamedTuple):
         return self[1:7]
 
 
-_A = TypeVar("_A", bound=np.ndarray[Any, Any])
-
-
-def _frozen(arr: _A) -> _A:
-    arr.setflags(write=False)
-    return arr
+def _owned(arr: NDArray[Any]) -> NDArray[Any]:
+    """``arr`` if nobody can write it (a kernel's bytes-backed output, a view of a plan's
+    arrays), else an immutable copy: a plan's arrays never change (no caller or thread
+    can write them), so kernels read them without copying."""
+    return arr if _check.is_immutable(arr) else _check.frozen(arr)
 
 
 class _ColumnProperty(Protocol):
@@ -100,9 +102,24 @@ destination_current_index, destination_new_index : ndarray[int32] of shape (N,)
         Order contract: False = every decision in emission order per partition; True =
         instant decisions first (emission order), then the queued ones prioritized.
 
-    All arrays are read-only and owned by the plan (the constructor copies its
-    arguments). ``len(plan)`` is N; iterating yields :class:`Migration` records;
-    ``plan[i]`` is one record, ``plan[mask_or_slice]`` a sub-plan.
+    All arrays are read-only and owned by the plan: the constructor copies its
+    arguments into arrays nobody can make writeable again, so later changes to the
+    caller's arrays never reach the plan. ``len(plan)`` is N; iterating yields
+    :class:`Migration` records; ``plan[i]`` is one record, ``plan[mask_or_slice]`` a
+    sub-plan.
+
+    Raises
+    ------
+    TypeError
+        A column that does not hold integers (floats, bools, strings, objects), an
+        ``instant`` that does not hold bools, a ``prioritized`` that is not a bool, a
+        ``target`` that is not an int32 table.
+    ValueError
+        Columns of different lengths or not 1-D, a value outside int32 or outside its
+        range (partition ids in ``[0, P)`` with ``P`` the target's partition count,
+        replica indices in ``[-1, R)``, members in ``[-1, MAX_MEMBER_COUNT)``), partition
+        ids not ascending, a new index without a member (or a member without one), a
+        ``kind`` or ``instant`` that contradicts the decision's fields, an invalid target.
     """
 
     __slots__ = ("_columns", "kind", "instant", "target", "prioritized")
@@ -126,37 +143,56 @@ destination_current_index, destination_new_index : ndarray[int32] of shape (N,)
                  destination_new_index: ArrayLike, kind: ArrayLike | None = None,
                  instant: ArrayLike | None = None, target: ArrayLike | None = None,
                  prioritized: bool = True) -> None:
+        prio = _check.check_bool(prioritized, "prioritized")
+        fixed = None
+        P, R = _check.MAX_PARTITION_COUNT, _check.MAX_REPLICA_COUNT
+        if target is not None:
+            fixed = _check.as_replicas(target, "target", freeze=True)
+            P, R = fixed.shape
+        member = _check.MAX_MEMBER_COUNT - 1
+        bounds = {"partition_id": (0, P - 1), "source": (-1, member),
+                  "destination": (-1, member)}
         values = (partition_id, source, source_current_index, source_new_index,
                   destination, destination_current_index, destination_new_index)
         arrays: list[NDArray[np.int32]] = []
         for name, value in zip(COLUMNS, values):
-            arr = np.asarray(value, dtype=np.int32)
-            if arr.ndim != 1:
-                raise ValueError(f"{name} must be 1-dimensional, got shape {arr.shape}")
+            lo, hi = bounds.get(name, (-1, R - 1))
+            arr = _check.as_int_column(value, name, minimum=lo, maximum=hi)
             if arrays and arr.shape[0] != arrays[0].shape[0]:
                 raise ValueError(f"{name} has length {arr.shape[0]}, "
                                  f"expected {arrays[0].shape[0]}")
             arrays.append(arr)
-        block = np.empty((len(COLUMNS), arrays[0].shape[0]), dtype=np.int32)
-        for row, arr in zip(block, arrays):
-            row[:] = arr
-        if kind is None or instant is None:
-            derived_kind, derived_instant = _planner.classify(block)
-            kind = derived_kind if kind is None else kind
-            instant = derived_instant if instant is None else instant
-        self._init(block, np.array(kind, dtype=np.int8), np.array(instant, dtype=bool),
-                   None if target is None else np.array(target, dtype=np.int32, order="C"),
-                   prioritized)
+        block = np.stack(arrays) if arrays[0].size else np.zeros((len(COLUMNS), 0), np.int32)
+        pid, src, sni, dst, dni = block[0], block[1], block[3], block[4], block[6]
+        if pid.size > 1 and (pid[1:] < pid[:-1]).any():
+            k = int(np.flatnonzero(pid[1:] < pid[:-1])[0]) + 1
+            raise ValueError(f"partition_id must be ascending (a plan lists its partitions "
+                             f"in order), but decision {k} has {pid[k]} after {pid[k - 1]}")
+        broken = ((dni >= 0) != (dst >= 0)) | ((sni >= 0) & (src < 0))
+        if broken.any():
+            k = int(np.flatnonzero(broken)[0])
+            raise ValueError(f"decision {k} is inconsistent: a new index needs a member "
+                             f"(destination_new_index with destination, source_new_index "
+                             f"with source), got {tuple(int(x) for x in block[1:, k])}")
+        derived_kind, derived_instant = _planner.classify(block)
+        if kind is not None:
+            given = _check.as_int_column(kind, "kind", minimum=0, maximum=len(KINDS) - 1)
+            _agree(given, derived_kind, "kind", lambda v: KINDS[v].name)
+        if instant is not None:
+            flags = _check.as_bool_column(instant, "instant", block.shape[1])
+            _agree(flags, derived_instant, "instant", bool)
+        self._init(_check.frozen(block), derived_kind, derived_instant, fixed, prio)
 
     def _init(self, block: NDArray[np.int32], kind: NDArray[np.int8],
               instant: NDArray[np.bool_], target: NDArray[np.int32] | None,
               prioritized: bool) -> None:
-        """Take ownership of fresh arrays: ``block`` (7, N) int32 with contiguous rows,
-        ``kind`` int8 and ``instant`` bool of length N, ``target`` or None."""
-        object.__setattr__(self, "_columns", _frozen(block))
-        object.__setattr__(self, "kind", _frozen(kind))
-        object.__setattr__(self, "instant", _frozen(instant))
-        object.__setattr__(self, "target", None if target is None else _frozen(target))
+        """Take ``block`` (7, N) int32 with contiguous rows, ``kind`` int8 and ``instant``
+        bool of length N, ``target`` or None (checked by the caller); each becomes
+        immutable (copied unless it already is)."""
+        object.__setattr__(self, "_columns", _owned(block))
+        object.__setattr__(self, "kind", _owned(kind))
+        object.__setattr__(self, "instant", _owned(instant))
+        object.__setattr__(self, "target", None if target is None else _owned(target))
         object.__setattr__(self, "prioritized", bool(prioritized))
 
     @classmethod
@@ -170,6 +206,10 @@ destination_current_index, destination_new_index : ndarray[int32] of shape (N,)
 
     def __setattr__(self, name: str, value: object) -> NoReturn:
         raise AttributeError("MigrationPlan is immutable")
+
+    def __reduce__(self) -> tuple[Any, tuple[str]]:
+        # pickled as its JSON document, validated again when unpickled
+        return (_plan_from_json, (self.to_json(),))
 
     # -- container protocol
     def __len__(self) -> int:
@@ -202,10 +242,14 @@ destination_current_index, destination_new_index : ndarray[int32] of shape (N,)
               prioritized: bool | None = None) -> "MigrationPlan":
         """The sub-plan of the decisions ``index`` selects (a slice, a mask or positions)."""
         block: NDArray[np.int32] = self._columns[:, index]
-        if not block.flags.writeable:   # a view of this plan's block: share it
-            kind, instant = self.kind[index], self.instant[index]
-        else:                           # fancy indexing made fresh arrays
-            kind, instant = self.kind[index].copy(), self.instant[index].copy()
+        kind, instant = self.kind[index], self.instant[index]
+        if not isinstance(index, slice):     # positions or a mask: order must hold
+            pid = block[0]
+            if pid.size > 1 and (pid[1:] < pid[:-1]).any():
+                raise ValueError("a sub-plan must keep the plan's partition order "
+                                 "(partition ids ascending)")
+        if block.shape[1] > 1 and block.strides[1] != block.itemsize:
+            block = np.ascontiguousarray(block)   # a stepped slice: rows contiguous again
         sub = object.__new__(MigrationPlan)
         sub._init(block, kind, instant, self.target,
                   self.prioritized if prioritized is None else prioritized)
@@ -289,19 +333,60 @@ destination_current_index, destination_new_index : ndarray[int32] of shape (N,)
         return json.dumps(doc, separators=(",", ":"))
 
     @classmethod
-    def from_json(cls, text: str | bytes | bytearray) -> "MigrationPlan":
-        """Inverse of :meth:`to_json` (raises ValueError on a malformed document)."""
+    def from_json(cls, text: str | bytes | bytearray, *,
+                  source: str | None = None) -> "MigrationPlan":
+        """Inverse of :meth:`to_json`.
+
+        Parameters
+        ----------
+        text : str, bytes or bytearray
+            The JSON document (bytes: UTF-8).
+        source : str, optional
+            Where the text came from (a file name), for the error message.
+
+        Raises
+        ------
+        ValueError
+            For every malformed document: not JSON, too deeply nested, not a plan
+            document (format), a missing or unexpected field, a value of the wrong type
+            (``"false"`` for a bool, ``3.9`` or ``2**32`` for an int), a target whose rows
+            do not have ``replica_count`` slots, an invalid plan (see the class). One
+            message naming the document (``source``) and the problem.
+        """
+        label = "MigrationPlan JSON" if source is None else f"MigrationPlan JSON {source}"
         try:
+            if isinstance(text, (bytes, bytearray)):
+                text = bytes(text).decode("utf-8")
+            if not isinstance(text, str):
+                raise TypeError(f"text must be str or bytes, got {type(text).__name__}")
             doc = json.loads(text)
-            cols = doc["columns"]
-            target = doc.get("target")
-            if target is not None:
-                target = np.asarray(target, dtype=np.int32).reshape(-1, doc["replica_count"])
-            p, s, sci, sni, d, dci, dni = (np.asarray(cols[c], dtype=np.int32) for c in COLUMNS)
-            return cls(p, s, sci, sni, d, dci, dni, target=target,
-                       prioritized=doc.get("prioritized", True))
-        except (KeyError, TypeError, json.JSONDecodeError) as exc:
-            raise ValueError(f"not a MigrationPlan JSON document: {exc}") from None
+        except (ValueError, TypeError, RecursionError) as exc:
+            raise ValueError(f"{label} is not a JSON document: {exc}") from None
+        try:
+            return _plan_of_document(doc)
+        except (ValueError, TypeError, RecursionError) as exc:
+            raise ValueError(f"{label} is not a valid plan document: {exc}") from None
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write :meth:`to_json` to the file ``path`` (UTF-8)."""
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(self.to_json())
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> "MigrationPlan":
+        """Read a plan written by :meth:`save` (or any :meth:`to_json` text).
+
+        Raises
+        ------
+        OSError
+            ``path`` cannot be opened.
+        ValueError
+            Anything wrong with the content (see :meth:`from_json`); the message names
+            the file.
+        """
+        with open(path, "rb") as fh:
+            data = fh.read()
+        return cls.from_json(data, source=_check.file_name(path))
 
     def to_pandas(self) -> Any:   # pandas.DataFrame (pandas has no type information here)
         """A pandas DataFrame (one row per decision; ``kind`` categorical by name)."""
@@ -312,3 +397,56 @@ destination_current_index, destination_new_index : ndarray[int32] of shape (N,)
                                                  categories=[k.name for k in KINDS])
         data["instant"] = self.instant
         return pd.DataFrame(data)
+
+
+def _agree(given: NDArray[Any], derived: NDArray[Any], name: str, show: Any) -> None:
+    """A given ``kind``/``instant`` column must say what the decision fields say."""
+    wrong = np.flatnonzero(given != derived)
+    if wrong.size:
+        k = int(wrong[0])
+        raise ValueError(f"{name}[{k}] = {show(int(given[k]))} contradicts the decision's "
+                         f"fields, which make it {show(int(derived[k]))}")
+
+
+def _plan_of_document(doc: object) -> MigrationPlan:
+    """A plan from a parsed :meth:`MigrationPlan.to_json` document, every field checked
+    (TypeError/ValueError naming it)."""
+    if not isinstance(doc, dict):
+        raise TypeError(f"the document must be a JSON object, got {type(doc).__name__}")
+    if doc.get("format") != FORMAT:
+        raise ValueError(f"format must be {FORMAT!r}, got {doc.get('format')!r}")
+    unknown = sorted(set(doc) - _DOC_KEYS)
+    if unknown:
+        raise ValueError(f"unexpected fields {unknown}")
+    cols = doc.get("columns")
+    if not isinstance(cols, dict):
+        raise TypeError(f"columns must be an object, got {type(cols).__name__}")
+    if set(cols) != set(COLUMNS):
+        raise ValueError(f"columns must be exactly {list(COLUMNS)}, got {sorted(cols)}")
+    for name in COLUMNS:
+        if not isinstance(cols[name], list):
+            raise TypeError(f"columns.{name} must be a list, got {type(cols[name]).__name__}")
+    target = doc.get("target")
+    count = doc.get("replica_count")
+    table = None
+    if target is None:
+        if count is not None:
+            raise ValueError("replica_count is given but target is not")
+    else:
+        R = _check.check_int(count, "replica_count", minimum=1,
+                             maximum=_check.MAX_REPLICA_COUNT)
+        if not isinstance(target, list) or not all(isinstance(r, list) for r in target):
+            raise TypeError("target must be a list of rows (lists)")
+        lengths = {len(r) for r in target}
+        if lengths - {R}:
+            raise ValueError(f"target rows must have replica_count={R} slots, "
+                             f"got rows of {sorted(lengths - {R})}")
+        table = (np.zeros((0, R), dtype=np.int32) if not target
+                 else _check.as_int32_array(target, "target", 2))
+    prioritized = _check.check_bool(doc.get("prioritized", True), "prioritized")
+    return MigrationPlan(*(cols[c] for c in COLUMNS), target=table, prioritized=prioritized)
+
+
+def _plan_from_json(text: str) -> MigrationPlan:
+    """Unpickling (see ``MigrationPlan.__reduce__``)."""
+    return MigrationPlan.from_json(text)

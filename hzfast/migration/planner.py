@@ -137,15 +137,20 @@ def plan_migrations(current: TableLike, target: TableLike, *,
     >>> [(m.kind.name, m.source, m.destination) for m in hzfast.plan_migrations(cur, tgt)]
     [('MOVE', 0, 3), ('MOVE', 2, 4)]
     """
+    # private snapshots: the kernel validates and plans what no other thread can change
     a = _check.as_table(current, "current")
     b = _check.as_table(target, "target")
     _check.same_shape(a, b, "current", "target")
     # validation is fused into the planner's single pass
-    status, which, row, col, fixed, block, kind, instant = _planner.plan(a, b, bool(prioritize))
+    status, which, row, col, fixed, block, kind, instant = _planner.plan(
+        a, b, bool(prioritize), _check.MAX_MEMBER_COUNT)
     if status == _check.INTERNAL:  # pragma: no cover - impossible on validated input
         raise RuntimeError(f"migration planner invariant broken at partition {row}")
+    if which < 0 and status:       # a member beyond the limit: the validator locates it
+        _check.check_pair(a, b)
     _check.raise_for_status(status, ("current", "target")[which], (a, b)[which], row, col)
-    assert block is not None and kind is not None and instant is not None   # status OK
+    assert fixed is not None and block is not None and kind is not None \
+        and instant is not None   # status OK
     return MigrationPlan._from_kernel(block, kind, instant, fixed, prioritize)
 
 
@@ -236,11 +241,12 @@ def prioritize(decisions: MigrationPlan | Sequence[_D]) -> MigrationPlan | Seque
     codes: dict[Hashable, int] = {}   # members only meet in equality tests: number them, None -> -1
     for i, d in enumerate(items):
         src, sci, sni, dst, dci, dni = _fields_of(d, i)
+        dci = _none(dci)
         for name, v in (("source_current_index", sci), ("source_new_index", sni),
-                        ("destination_new_index", dni)):
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
-                raise TypeError(f"decisions[{i}].{name} must be an int, got {type(v).__name__}")
-        block[1:, i] = (_code(codes, src), sci, sni, _code(codes, dst), _none(dci), dni)
+                        ("destination_current_index", dci), ("destination_new_index", dni)):
+            _check.check_int(v, f"decisions[{i}].{name}", minimum=-1,
+                             maximum=_check.MAX_REPLICA_COUNT - 1)
+        block[1:, i] = (_code(codes, src), sci, sni, _code(codes, dst), dci, dni)
     order = _planner.prioritize_columns(block, np.zeros(len(items), np.int8), False)
     out = [items[j] for j in order.tolist()]
     return tuple(out) if isinstance(decisions, tuple) else out

@@ -72,22 +72,20 @@ def _durations(plan: MigrationPlan, durations: ArrayLike | None, sizes: ArrayLik
     if durations is not None and (sizes is not None or bandwidth is not None):
         raise ValueError("give durations, or sizes and bandwidth, not both")
     if durations is not None:
-        dur = np.array(durations, dtype=np.float64, copy=True)
-        if dur.shape != (len(plan),):
-            raise ValueError(f"durations must have one value per plan row ({len(plan)}), "
-                             f"got shape {dur.shape}")
+        dur = _check.as_float_column(durations, "durations", len(plan), "plan row")
     elif sizes is not None or bandwidth is not None:
         if sizes is None or bandwidth is None:
             raise ValueError("sizes and bandwidth go together")
-        size = np.array(sizes, dtype=np.float64, copy=True)
-        if size.shape != (P,):
-            raise ValueError(f"sizes must have one value per partition ({P}), "
-                             f"got shape {size.shape}")
+        size = _check.as_float_column(sizes, "sizes", P, "partition")
         if not np.all(np.isfinite(size)) or (size < 0).any():
             raise ValueError("sizes must be finite and >= 0")
-        if isinstance(bandwidth, bool) or not isinstance(bandwidth, (int, float, np.number)) \
+        if isinstance(bandwidth, (bool, np.bool_, np.complexfloating)) \
+                or not isinstance(bandwidth, (int, float, np.number)) \
                 or not np.isfinite(bandwidth) or bandwidth <= 0:
             raise ValueError(f"bandwidth must be a positive number (bytes/s), got {bandwidth!r}")
+        if len(plan) and int(plan.partition_id[-1]) >= P:      # ids ascend
+            raise ValueError(f"plan does not fit the table: partition id "
+                             f"{int(plan.partition_id[-1])} >= {P}")
         dur = size[plan.partition_id] / float(bandwidth)
     else:
         return None
@@ -173,26 +171,29 @@ def schedule(plan: MigrationPlan, current: TableLike | None = None, *,
                              minimum=1, maximum=2**31 - 1)
     if len(plan) >= 2**31:
         raise ValueError(f"plan has {len(plan)} decisions; schedule takes fewer than 2**31")
-    if policy not in SCHEDULE_POLICIES:
+    if not isinstance(policy, str) or policy not in SCHEDULE_POLICIES:
         raise ValueError(f"policy must be one of {SCHEDULE_POLICIES}, got {policy!r}")
     if current is not None:
-        rows, _ = _check.check_table(current, "current")
+        # a private, writable snapshot, validated after it was taken: prepare() replays
+        # the plan on it, and every size below comes from it, never from the caller's array
+        rows, _ = _check.check_table(current, "current", writable=True)
         from_final = False
         if plan.target is not None and plan.target.shape != rows.shape:
             raise ValueError(f"plan is for a table of shape {plan.target.shape}, "
                              f"current has shape {rows.shape}")
     elif plan.target is not None:
-        rows = plan.target
+        rows = np.array(plan.target, dtype=np.int32, copy=True, order="C")
         from_final = True
     else:
         raise ValueError("schedule needs current= when the plan has no target")
     given = _durations(plan, durations, sizes, bandwidth, rows.shape[0])
     unit = given is None
     dur = np.where(plan.instant, 0.0, 1.0) if given is None else given
+    # every member is < MAX_MEMBER_COUNT (validated table, MigrationPlan): arrays sized
+    # by top stay small
     top = max(plan.max_member(), int(rows.max()) if rows.size else -1)
-    work_rows = np.array(rows, dtype=np.int32, copy=True, order="C")
     ok, endpoint, qidx, qstart = _schedule.prepare(
-        work_rows, plan._columns, plan.instant.view(np.uint8), top + 1, from_final)
+        rows, plan._columns, plan.instant.view(np.uint8), top + 1, from_final)
     if not ok:
         raise ValueError("plan does not fit the table (partition, index or member out of "
                          "range)")
