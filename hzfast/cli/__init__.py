@@ -1,25 +1,55 @@
-"""The ``hzfast`` command line: the library's jobs from a shell.
+"""The ``hzfast`` command line: the library's jobs from a shell, and an offline what-if tool.
 
 Every sub-command prints a human-readable summary (rich tables) or, with ``--json``, one
-JSON document on stdout for machines. One module per command group, each adding its
-sub-commands with ``register``:
+JSON document on stdout for machines. Every user error (a missing or unwritable file, a
+file of the wrong kind, corrupt or truncated, an impossible size, a flag that does not
+apply) is one line on stderr, ``hzfast COMMAND: error: FLAG-OR-FILE: what is wrong``, with
+exit status 2; ``hzfast --debug ...`` (or ``--debug`` after the command) shows the
+traceback instead.
 
-- :mod:`hzfast.cli.demo`: ``demo``, the main job (a table, keys placed on Spark, a what-if
-  movement estimate);
-- :mod:`hzfast.cli.table`: ``generate``, ``stamp`` and ``locate``, on one table;
-- :mod:`hzfast.cli.plan`: ``plan``, arrangement + migration plan + schedule (``--plot``).
+Command groups, one module each, in the order of ``hzfast --help`` (:data:`COMMAND_GROUPS`):
 
-Shared helpers live in ``_output`` (printing) and ``_inputs`` (the table a command works
-on). The command line uses hzfast's public API only; ``import hzfast`` does not import it.
+- :mod:`hzfast.cli.demo`: ``demo``, the main job;
+- :mod:`hzfast.cli.table`: ``generate``, ``stamp``, ``locate``, ``export``;
+- :mod:`hzfast.cli.plan`: ``plan``, ``apply``, ``verify``, ``schedule`` (the workflow);
+- :mod:`hzfast.cli.inspect`: ``diff``, ``report``, ``arrange``;
+- :mod:`hzfast.cli.restart`: ``restart-decision``, ``restore`` (persisted tables);
+- :mod:`hzfast.cli.ignite`: ``ignite assign``, ``ignite rebalance``.
+
+**Adding a command group** (e.g. ``hzfast simulate``): write ``hzfast/cli/simulate.py``
+with ``register(subparsers)`` adding its parsers, each with ``set_defaults(func=cmd_x)``
+where ``cmd_x(args) -> int`` raises :class:`~hzfast.cli._errors.UserError` (or lets the
+library's ``ValueError``/``TypeError`` out, ideally inside ``_errors.flag("--the-flag")``),
+and add its module name to :data:`COMMAND_GROUPS`. Shared helpers: ``_inputs`` (tables,
+members, plans, sizes, all checked), ``_output`` (JSON or rich, progress bars, humanized
+numbers), ``_plots`` (charts), ``_errors`` (one-line errors). The command line uses
+hzfast's public API; ``import hzfast`` does not import it.
 """
 from __future__ import annotations
 
 import argparse
+import importlib
+import sys
+from typing import Any
 
 import hzfast
-from hzfast.cli import demo, ignite, plan, table
+from hzfast.cli._errors import Parser, UserError, one_line
 
-__all__ = ["build_parser", "main"]
+__all__ = ["COMMAND_GROUPS", "build_parser", "main"]
+
+#: The modules of ``hzfast.cli`` that add sub-commands, in ``--help`` order.
+COMMAND_GROUPS: tuple[str, ...] = ("demo", "table", "plan", "inspect", "restart", "ignite")
+
+
+def _leaves(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    """Every parser below ``parser`` that has no sub-commands of its own."""
+    out: list[argparse.ArgumentParser] = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in dict.fromkeys(action.choices.values()):
+                sub = _leaves(child)
+                out.extend(sub if sub else [child])
+    return out
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -28,9 +58,9 @@ def build_parser() -> argparse.ArgumentParser:
     Returns
     -------
     argparse.ArgumentParser
-        Sub-commands in the order of ``hzfast --help``: ``demo``, ``generate``, ``stamp``,
-        ``locate``, ``plan``. Parsed arguments carry ``command`` and ``func`` (the command's
-        ``cmd_*`` function).
+        Sub-commands of :data:`COMMAND_GROUPS`. Parsed arguments carry ``command``,
+        ``func`` (the command's ``cmd_*`` function), ``prog_name`` (``"hzfast plan"``) and
+        ``debug``.
 
     Examples
     --------
@@ -38,14 +68,20 @@ def build_parser() -> argparse.ArgumentParser:
     >>> args.command, args.partitions, args.members, args.json, args.func.__name__
     ('stamp', 271, 10, True, 'cmd_stamp')
     """
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="hzfast",
         description="Fast, bit-exact Hazelcast/Ignite partition tables: placement, stamps, "
                     "arrangement and migration plans.")
     parser.add_argument("--version", action="version", version=f"hzfast {hzfast.__version__}")
+    parser.add_argument("--debug", action="store_true",
+                        help="show the traceback of an error (also accepted after COMMAND)")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for group in (demo, table, plan, ignite):
-        group.register(sub)
+    for name in COMMAND_GROUPS:
+        importlib.import_module(f"hzfast.cli.{name}").register(sub)
+    for leaf in _leaves(parser):
+        leaf.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                          help="show the traceback of an error")
+        leaf.set_defaults(prog_name=leaf.prog)
     return parser
 
 
@@ -60,14 +96,15 @@ def main(argv: list[str] | None = None) -> int:
     Returns
     -------
     int
-        The command's exit status (0).
+        The command's exit status: 0, or 1 where a command answers "no" (``verify``).
 
     Raises
     ------
     SystemExit
-        Status 2 with argparse's usage message for bad flags, and status 2 with
-        ``hzfast COMMAND: error: ...`` when the library rejects a value (``ValueError``
-        or ``TypeError``); ``--help`` and ``--version`` exit with 0.
+        Status 2 with one line ``hzfast COMMAND: error: ...`` for a user error: a bad flag
+        (argparse), a :class:`~hzfast.cli._errors.UserError`, or a ``ValueError``/``TypeError``
+        from the library; status 1 with one line for an unexpected error; 130 on Ctrl-C.
+        ``--debug`` re-raises instead. ``--help`` and ``--version`` exit with 0.
 
     Examples
     --------
@@ -75,14 +112,41 @@ def main(argv: list[str] | None = None) -> int:
     {
       "partitions": 271,
       "stamp": ...,
-      "stamp_hex_u64": "..."
+      "stamp_hex_u64": "...",
+      "version_sum": 0
     }
     0
     """
     parser = build_parser()
     args = parser.parse_args(argv)
+    prog = getattr(args, "prog_name", f"hzfast {args.command}")
+    debug: bool = bool(getattr(args, "debug", False))
     try:
         status: int = args.func(args)   # a command's cmd_* function
         return status
-    except (ValueError, TypeError) as exc:
-        parser.exit(2, f"hzfast {args.command}: error: {exc}\n")
+    except BrokenPipeError:   # pragma: no cover - `hzfast ... | head`
+        sys.stderr.close()
+        return 0
+    except (UserError, ValueError, TypeError, OSError) as exc:
+        if debug:
+            raise
+        code = exc.status if isinstance(exc, UserError) else 2
+        message = str(exc) if isinstance(exc, UserError) else _library_message(exc)
+        parser.exit(code, f"{prog}: error: {one_line(message)}\n")
+    except KeyboardInterrupt:
+        if debug:
+            raise
+        parser.exit(130, f"{prog}: interrupted\n")
+    except Exception as exc:
+        if debug:
+            raise
+        parser.exit(1, f"{prog}: internal error: {type(exc).__name__}: "
+                       f"{one_line(str(exc))} (run with --debug for the traceback)\n")
+
+
+def _library_message(exc: BaseException) -> str:
+    """A library error not wrapped by a command: its message, with the file for OSError."""
+    if isinstance(exc, OSError) and exc.filename is not None:
+        return f"{exc.filename}: {exc.strerror or exc}"
+    text: Any = exc
+    return str(text)

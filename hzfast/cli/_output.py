@@ -5,9 +5,11 @@ rich is imported inside the functions that draw, never when the module is import
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import math
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -16,7 +18,8 @@ if TYPE_CHECKING:   # rich is imported when a command prints, not with hzfast.cl
     from rich.console import Console
     from rich.table import Table
 
-__all__ = ["add_json_flag", "console", "emit", "json_default", "kv_table"]
+__all__ = ["add_json_flag", "busy", "console", "emit", "human_bytes", "human_count",
+           "human_seconds", "json_default", "kv_table", "ratio"]
 
 
 def add_json_flag(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -38,7 +41,8 @@ def add_json_flag(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     >>> p.parse_args(["--json"]).json, p.parse_args([]).json
     (True, False)
     """
-    parser.add_argument("--json", action="store_true", help="print one JSON document")
+    parser.add_argument("--json", action="store_true",
+                        help="print one JSON document on stdout instead of tables")
     return parser
 
 
@@ -158,3 +162,89 @@ def kv_table(title: str, rows: Iterable[tuple[Any, Any]]) -> Table:
         plain = "stamp" in str(k) or isinstance(v, bool)
         t.add_row(str(k), f"{v:,}" if isinstance(v, (int, np.integer)) and not plain else str(v))
     return t
+
+
+def human_bytes(n: float) -> str:
+    """Bytes in decimal units, three significant figures at most.
+
+    Examples
+    --------
+    >>> human_bytes(0), human_bytes(999), human_bytes(1e9), human_bytes(20_480_000)
+    ('0 B', '999 B', '1.0 GB', '20.5 MB')
+    """
+    n = float(n)
+    for unit in ("B", "kB", "MB", "GB", "TB", "PB"):
+        if abs(n) < 999.5 or unit == "PB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.3g} {unit}" if abs(n) >= 10 \
+                else f"{n:.1f} {unit}"
+        n /= 1000
+    raise AssertionError("unreachable")   # pragma: no cover
+
+
+def human_seconds(s: float) -> str:
+    """A duration: ``1.86 s``, ``45 ms``, ``3 min 12 s``, ``2 h 05 min``.
+
+    Examples
+    --------
+    >>> human_seconds(1.857), human_seconds(0.045), human_seconds(192.4), human_seconds(7500)
+    ('1.86 s', '45.0 ms', '3 min 12 s', '2 h 05 min')
+    """
+    s = float(s)
+    if not math.isfinite(s):
+        return str(s)
+    if s < 1:
+        return f"{s * 1e3:.3g} ms" if s >= 0.001 else f"{s * 1e6:.3g} µs" if s > 0 else "0 s"
+    if s < 60:
+        return f"{s:.3g} s"
+    if s < 3600:
+        m, sec = divmod(round(s), 60)
+        return f"{m} min {sec} s"
+    h, rest = divmod(round(s), 3600)
+    return f"{h} h {rest // 60:02d} min"
+
+
+def human_count(n: int) -> str:
+    """An integer with thousands separators: ``20,000``."""
+    return f"{int(n):,}"
+
+
+def ratio(x: float, digits: int = 3) -> float:
+    """A ratio rounded for people (``inf`` and ``nan`` kept)."""
+    return round(float(x), digits) if math.isfinite(x) else float(x)
+
+
+@contextlib.contextmanager
+def busy(description: str, *, total: float | None = None) -> Iterator[Callable[..., None]]:
+    """A transient progress bar on standard error while a long step runs.
+
+    It is drawn only when standard error is a terminal, so ``--json`` output and pipes stay
+    clean. The block receives ``advance(n=1, description=None)``; without ``total`` the bar
+    pulses.
+
+    Examples
+    --------
+    >>> with busy("arranging", total=2) as advance:
+    ...     advance()
+    ...     advance(description="planning")
+    """
+    if not sys.stderr.isatty():
+        yield lambda *a, **k: None
+        return
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        Progress,
+        SpinnerColumn,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+                  TimeElapsedColumn(), console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task(description, total=total)
+
+        def advance(n: float = 1, description: str | None = None) -> None:
+            if description is not None:
+                bar.update(task, description=description)
+            if total is not None:
+                bar.update(task, advance=n)
+        yield advance

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NoReturn, ParamSpec, TypedDict, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypedDict, TypeVar
 
 import numpy as np
 
@@ -41,14 +41,6 @@ class _Move(TypedDict):
     from_counter: int
 
 
-def _one_line_errors(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
-    """Make argparse's own errors (bad or missing flags) one line with exit status 2."""
-    def error(message: str) -> NoReturn:
-        parser.exit(2, f"hzfast ignite {name}: error: {message}\n")
-    parser.error = error  # type: ignore[method-assign]  # argparse has no hook for its errors
-    return parser
-
-
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``ignite`` (with ``assign`` and ``rebalance``) to the ``hzfast`` parser.
 
@@ -65,14 +57,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     >>> args.nodes, args.partitions, args.backups, args.func.__name__
     (3, 1024, 1, 'cmd_assign')
     """
-    group = _one_line_errors(subparsers.add_parser(
-        "ignite", help="Apache Ignite: rendezvous assignment and rebalance decisions"),
-        "")
+    group = subparsers.add_parser(
+        "ignite", help="Apache Ignite: rendezvous assignment and rebalance decisions")
     sub = group.add_subparsers(dest="ignite_command", required=True, metavar="IGNITE_COMMAND")
 
-    p = _one_line_errors(add_json_flag(sub.add_parser(
-        "assign", help="RendezvousAffinityFunction: the node order of every partition")),
-        "assign")
+    p = add_json_flag(sub.add_parser(
+        "assign", help="RendezvousAffinityFunction: the node order of every partition"))
     p.add_argument("-n", "--nodes", type=int, default=None,
                    help="node count; consistent ids node-0 .. node-<n-1> (default 4)")
     p.add_argument("--consistent-ids", nargs="+", default=None, metavar="ID",
@@ -85,9 +75,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    help="partitions whose node order the summary prints (default 0..4)")
     p.set_defaults(func=cmd_assign)
 
-    p = _one_line_errors(add_json_flag(sub.add_parser(
-        "rebalance", help="the coordinator's rebalance decision (historical or full)")),
-        "rebalance")
+    p = add_json_flag(sub.add_parser(
+        "rebalance", help="the coordinator's rebalance decision (historical or full)"))
     p.add_argument("--input", default=None, metavar="FILE",
                    help=".json or .npz with states and counters (nodes x partitions), and "
                         "optionally history and sizes; states as codes or names")
