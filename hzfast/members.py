@@ -15,6 +15,12 @@ from hzfast._check import check_int
 
 __all__ = ["Member", "Members"]
 
+#: The most members a registry may have. Every member costs a few hundred bytes of Python
+#: objects; a count beyond this (say ``Members.from_count(10**12)``, or a table whose largest
+#: member index is ``2**31 - 1``) is refused before anything is built, instead of exhausting
+#: memory. Member indices of tables are int32; real clusters have at most a few thousand.
+MAX_MEMBERS = 1 << 20
+
 _T = TypeVar("_T")
 _V = TypeVar("_V")
 
@@ -43,6 +49,32 @@ def _default_uuid(i: int) -> str:
     return str(_uuid.UUID(int=i + 1))
 
 
+def _lite_flag(value: object, name: str) -> bool:
+    """A lite flag: a bool (Python or numpy), or the integer 0 or 1. Anything else,
+    the string ``"false"`` above all (truthy!), is refused rather than guessed."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)) and int(value) in (0, 1):
+        return bool(value)
+    raise TypeError(f"{name} must be a bool (or 0/1), got {type(value).__name__} "
+                    f"{value!r}")
+
+
+def _group_label(value: object, name: str) -> str:
+    """A custom group label: a str, or an int (stored as its decimal string)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+        return str(int(value))
+    raise TypeError(f"{name} must be a str or an int, got {type(value).__name__} {value!r}")
+
+
+def _check_count(n: int, name: str) -> int:
+    if n > MAX_MEMBERS:
+        raise ValueError(f"{name} = {n} members is more than MAX_MEMBERS = {MAX_MEMBERS}")
+    return n
+
+
 class Members:
     """An immutable registry mapping member indices ``0..M-1`` to identities.
 
@@ -57,15 +89,19 @@ class Members:
     zones : sequence of str, optional
         Availability zone of each member. Default: ``""`` (unknown).
     lite : sequence of bool, optional
-        Lite members hold no partitions. Default: all False.
+        Lite members hold no partitions. Default: all False. Each flag must be a bool
+        (Python or numpy) or the integer 0/1: a string such as ``"false"`` is refused.
     groups : sequence of str or int, optional
-        Custom member-group label of each member (used by ``grouping="custom"``).
-        Default: one group per member.
+        Custom member-group label of each member (used by ``grouping="custom"``); an int
+        is stored as its decimal string. Default: one group per member.
 
     Raises
     ------
     ValueError
-        If a sequence has the wrong length, or uuids/addresses repeat.
+        If a sequence has the wrong length, uuids/addresses repeat, or there are more
+        than :data:`MAX_MEMBERS` members.
+    TypeError
+        A lite flag that is not a bool or 0/1; a group label that is not a str or int.
 
     Examples
     --------
@@ -83,10 +119,10 @@ class Members:
         if isinstance(addresses, (str, bytes)) or not isinstance(addresses, Iterable):
             raise TypeError("addresses must be a sequence of 'host:port' strings")
         addrs = [str(a) for a in addresses]
-        n = len(addrs)
+        n = _check_count(len(addrs), "len(addresses)")
 
         def column(values: Sequence[_V] | None, name: str, default: Callable[[int], _T],
-                   conv: Callable[[_V], _T]) -> list[_T]:
+                   conv: Callable[[_V, str], _T]) -> list[_T]:
             if values is None:
                 return [default(i) for i in range(n)]
             if isinstance(values, (str, bytes)):
@@ -94,14 +130,17 @@ class Members:
             items = list(values)
             if len(items) != n:
                 raise ValueError(f"{name} must have one entry per member ({n}), got {len(items)}")
-            return [conv(v) for v in items]
+            return [conv(v, f"{name}[{i}]") for i, v in enumerate(items)]
+
+        def text(v: object, _: str) -> str:
+            return str(v)
 
         self._addresses = tuple(addrs)
-        self._uuids = tuple(column(uuids, "uuids", _default_uuid, str))
-        self._hosts = tuple(column(hosts, "hosts", lambda i: addrs[i].rsplit(":", 1)[0], str))
-        self._zones = tuple(column(zones, "zones", lambda i: "", str))
-        self._lite = tuple(column(lite, "lite", lambda i: False, bool))
-        self._groups = tuple(column(groups, "groups", lambda i: f"member-{i}", str))
+        self._uuids = tuple(column(uuids, "uuids", _default_uuid, text))
+        self._hosts = tuple(column(hosts, "hosts", lambda i: addrs[i].rsplit(":", 1)[0], text))
+        self._zones = tuple(column(zones, "zones", lambda i: "", text))
+        self._lite = tuple(column(lite, "lite", lambda i: False, _lite_flag))
+        self._groups = tuple(column(groups, "groups", lambda i: f"member-{i}", _group_label))
         self._cache: dict[Hashable, Any] = {}    # derived values (Members is immutable), see cached()
         if len(set(self._uuids)) != n:
             raise ValueError("uuids must be unique")
@@ -122,7 +161,7 @@ class Members:
         Parameters
         ----------
         n : int
-            Member count, >= 0.
+            Member count, ``0 <= n <=`` :data:`MAX_MEMBERS`.
         lite : sequence of bool, optional
             Lite flags, one per member.
         members_per_host : int, default 1
@@ -134,7 +173,7 @@ class Members:
         -------
         Members
         """
-        n = check_int(n, "n", minimum=0)
+        n = check_int(n, "n", minimum=0, maximum=MAX_MEMBERS)
         per = check_int(members_per_host, "members_per_host", minimum=1)
         zones = check_int(zones, "zones", minimum=0)
         if per == 1:
@@ -152,6 +191,7 @@ class Members:
         if isinstance(members, (int, np.integer)) and not isinstance(members, bool):
             if members < 0:
                 raise ValueError(f"{name} must be >= 0 members, got {int(members)}")
+            _check_count(int(members), name)
             if cls is Members and int(members) <= 4096:
                 return _plain_members(int(members))   # immutable: safe to share
             return cls.from_count(int(members))
@@ -278,6 +318,9 @@ class Members:
                 raise ValueError(f"grouping array must have one group id per member "
                                  f"({len(self)}), got shape {ids.shape}")
             labels = ids.tolist()
+            for i, x in enumerate(labels):
+                if x != x:   # NaN: unequal to itself, so every NaN would be a group of its own
+                    raise ValueError(f"grouping[{i}] is NaN: a group id must equal itself")
         seen: dict[Hashable, int] = {}
         return np.array([seen.setdefault(x, len(seen)) for x in labels], dtype=np.int32)
 
@@ -287,8 +330,26 @@ class Members:
                 "hosts": list(self._hosts), "zones": list(self._zones),
                 "lite": list(self._lite), "groups": list(self._groups)}
 
+    _FIELDS = ("addresses", "uuids", "hosts", "zones", "lite", "groups")
+
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Members":
+        """The registry of :meth:`to_dict`'s form; columns other than ``addresses`` may be
+        missing or null (defaults). A document of another form raises ValueError (not
+        KeyError/AttributeError), naming what is wrong."""
+        if not isinstance(d, dict):
+            raise ValueError(f"members: expected a JSON object, got {type(d).__name__}")
+        unknown = sorted(set(map(str, d)) - set(cls._FIELDS))
+        if unknown:
+            raise ValueError(f"members: unknown field(s) {', '.join(unknown)} (expected "
+                             f"{', '.join(cls._FIELDS)})")
+        if "addresses" not in d:
+            raise ValueError("members: the 'addresses' field is missing")
+        for field in cls._FIELDS:
+            value = d.get(field)
+            if value is not None and not isinstance(value, list):
+                raise ValueError(f"members: {field} must be a list, got "
+                                 f"{type(value).__name__}")
         return cls(d["addresses"], uuids=d.get("uuids"), hosts=d.get("hosts"),
                    zones=d.get("zones"), lite=d.get("lite"), groups=d.get("groups"))
 
@@ -297,7 +358,12 @@ class Members:
 
     @classmethod
     def from_json(cls, s: str) -> "Members":
-        return cls.from_dict(json.loads(s))
+        """The registry of :meth:`to_json`'s form; ValueError for anything else."""
+        try:
+            d = json.loads(s)
+        except RecursionError:
+            raise ValueError("members: the JSON document is nested too deeply") from None
+        return cls.from_dict(d)
 
 
 #: What a ``members`` argument accepts: a registry, or a count of plain data members.

@@ -400,7 +400,7 @@ def test_from_dict_fills_missing_columns_with_defaults():
     assert Members.from_dict({"addresses": ["a:1", "b:2"]}) == Members(["a:1", "b:2"])
     assert Members.from_json('{"addresses": ["a:1"], "lite": [true], "zones": null}') == \
         Members(["a:1"], lite=[True])
-    with pytest.raises(KeyError, match="addresses"):
+    with pytest.raises(ValueError, match="'addresses' field is missing"):
         Members.from_dict({"uuids": ["u"]})
     with pytest.raises(ValueError, match="^uuids must have one entry per member"):
         Members.from_dict({"addresses": ["a:1"], "uuids": ["u", "v"]})

@@ -27,6 +27,17 @@ REPLICATED = 2**31 - 1
 
 _MASK64 = (1 << 64) - 1
 
+#: The largest result :func:`assign` and :func:`node_weight` build, in cells (1 GiB of int32
+#: assignments). ``partitions x min(backups + 1, n)`` (``partitions x n`` for a replicated
+#: cache) above it is refused before anything is allocated: 65,000 partitions of a
+#: replicated cache on 100,000 nodes would need 26 GB.
+MAX_CELLS = 1 << 28
+
+
+def _check_cells(cells: int, what: str) -> None:
+    if cells > MAX_CELLS:
+        raise ValueError(f"{what} would have {cells} cells, more than MAX_CELLS = {MAX_CELLS}")
+
 
 # --------------------------------------------------------------------------- helpers
 def _int32_array(value: ArrayLike, name: str) -> NDArray[np.int32]:
@@ -151,7 +162,8 @@ def node_weight(cid_hash: ArrayLike, partition: ArrayLike) -> int | NDArray[np.i
     Raises
     ------
     ValueError
-        Values outside int32.
+        Values outside int32; shapes that do not broadcast, or a broadcast result of more
+        than :data:`MAX_CELLS` cells.
     TypeError
         Non-integer input.
 
@@ -167,9 +179,14 @@ def node_weight(cid_hash: ArrayLike, partition: ArrayLike) -> int | NDArray[np.i
         p = check_int(partition, "partition", minimum=INT32_MIN, maximum=INT32_MAX)
         return int(_affinity.node_weights(np.array([h], np.int32),
                                           np.array([p], np.int32))[0])
-    hs, ps = np.broadcast_arrays(_int32_array(cid_hash, "cid_hash"),
-                                 _int32_array(partition, "partition"))
-    shape = hs.shape
+    a, b = _int32_array(cid_hash, "cid_hash"), _int32_array(partition, "partition")
+    try:
+        shape = np.broadcast_shapes(a.shape, b.shape)
+    except ValueError:
+        raise ValueError(f"cid_hash of shape {a.shape} and partition of shape {b.shape} do "
+                         f"not broadcast together") from None
+    _check_cells(int(np.prod(shape, dtype=object)), f"node_weight of shape {shape}")
+    hs, ps = np.broadcast_arrays(a, b)
     out = _affinity.node_weights(np.ascontiguousarray(hs.ravel()),
                                  np.ascontiguousarray(ps.ravel()))
     return out.reshape(shape)
@@ -282,7 +299,8 @@ def assign(consistent_ids: Sequence[str | int | np.integer[Any] | _uuid.UUID] | 
     ValueError
         Empty or duplicate ``consistent_ids``; ``node_ids`` of the wrong length, invalid or
         duplicate; ``neighbors`` of the wrong length or holding None; ``partitions`` outside
-        1..65000; ``backups`` < 0 or > 2**31-1.
+        1..65000; ``backups`` < 0 or > 2**31-1; a result of more than :data:`MAX_CELLS`
+        cells.
     TypeError
         Non-sequence arguments, non-int ``partitions`` / ``backups``, unsupported consistent
         id types.
@@ -306,5 +324,7 @@ def assign(consistent_ids: Sequence[str | int | np.integer[Any] | _uuid.UUID] | 
         (group, group_count), exclude = _neighbor_groups(neighbors, n), True
     replicated = backups == REPLICATED
     width = n if replicated else min(backups + 1, n)
+    _check_cells(partitions * width, f"assign's result ({partitions} partitions x {width} "
+                                     f"nodes)")
     return _affinity.assign(hashes, rank, group, group_count, partitions, width,
                             replicated, exclude)

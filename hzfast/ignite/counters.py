@@ -52,6 +52,16 @@ def _check_long(value: object, name: str) -> int:
     return check_int(value, name, minimum=INT64_MIN, maximum=INT64_MAX)
 
 
+def _long_sum(counter: object, what: str, a: int, b: int) -> int:
+    """``a + b`` when it fits a Java long; else ValueError naming the counter and the
+    operation (Java would wrap around to a negative counter; the counter is unchanged)."""
+    total = a + b
+    if not INT64_MIN <= total <= INT64_MAX:
+        raise ValueError(f"{counter!r}: {what} = {a} + {b} leaves the Java long range "
+                         f"(int64); the counter is unchanged")
+    return total
+
+
 class UpdateCounter:
     """Ignite's ``PartitionUpdateCounterTrackingImpl`` (persistent, transactional groups).
 
@@ -161,19 +171,19 @@ class UpdateCounter:
         """``next()``: LWM += 1, HWM = LWM, return it; ``next(delta)``: return the old LWM,
         LWM += delta (HWM untouched)."""
         if delta is None:
-            self._lwm += 1
+            self._lwm = _long_sum(self, "next(): lwm + 1", self._lwm, 1)
             self._hwm = self._lwm
             return self._lwm
         delta = _check_long(delta, "delta")
         old = self._lwm
-        self._lwm += delta
+        self._lwm = _long_sum(self, "next(delta): lwm + delta", old, delta)
         return old
 
     def reserve(self, delta: int) -> int:
         """Reserve ``delta`` counters: return the old HWM, HWM += delta."""
         delta = _check_long(delta, "delta")
         old = self._hwm
-        self._hwm += delta
+        self._hwm = _long_sum(self, "reserve(delta): hwm + delta", old, delta)
         return old
 
     def update(self, start: int, delta: int) -> bool:
@@ -183,6 +193,7 @@ class UpdateCounter:
         """
         start = _check_long(start, "start")
         delta = _check_long(delta, "delta")
+        _long_sum(self, "update(start, delta): start + delta", start, delta)
         cur = self._lwm
         if cur > start:
             return False
@@ -275,17 +286,10 @@ class UpdateCounter:
         return b"".join(out)
 
     @staticmethod
-    def _parse(raw: bytes | None) -> list[tuple[int, int]]:
-        if raw is None:
-            return []
-        raw = bytes(raw)
-        if len(raw) < 5:
-            raise ValueError("gaps must hold a version byte and a count")
-        (count,) = struct.unpack_from(">i", raw, 1)
-        if count < 0 or len(raw) != 5 + 16 * count:
-            raise ValueError(f"gaps: expected {count} items of 16 bytes after the header, "
-                             f"got {len(raw) - 5} bytes")
-        return [struct.unpack_from(">qq", raw, 5 + 16 * i) for i in range(count)]
+    def _parse(raw: object) -> list[tuple[int, int]]:
+        # the one reader of Ignite's gap bytes (version, length, negative, overflowing
+        # or repeated items), shared with UpdateCounters
+        return [(int(s), int(d)) for s, d in _parse_gaps(raw, "gaps").tolist()]
 
     def __repr__(self) -> str:
         return (f"UpdateCounter(lwm={self._lwm}, hwm={self._hwm}, gaps={self.gaps}, "
@@ -354,11 +358,11 @@ class VolatileUpdateCounter:
     def next(self, delta: int | None = None) -> int:
         """``next()``: ++LWM; ``next(delta)``: return the old LWM, LWM += delta."""
         if delta is None:
-            self._lwm += 1
+            self._lwm = _long_sum(self, "next(): lwm + 1", self._lwm, 1)
             return self._lwm
         delta = _check_long(delta, "delta")
         old = self._lwm
-        self._lwm += delta
+        self._lwm = _long_sum(self, "next(delta): lwm + delta", old, delta)
         return old
 
     def reserve(self, delta: int) -> int:
@@ -375,7 +379,7 @@ class VolatileUpdateCounter:
         """``update(start + delta)``; always returns False (as Ignite does)."""
         start = _check_long(start, "start")
         delta = _check_long(delta, "delta")
-        self.update_abs(start + delta)
+        self.update_abs(_long_sum(self, "update(start, delta): start + delta", start, delta))
         return False
 
     def update_initial(self, start: int, delta: int) -> None:
@@ -859,36 +863,43 @@ class UpdateCounters:
 
     @staticmethod
     def _parse(raw: object, name: str) -> NDArray[np.int64]:
-        """Gap items from Ignite's bytes: int64 (k, 2), sorted, validated."""
-        if raw is None:
-            return np.empty((0, 2), dtype=np.int64)
-        if not isinstance(raw, (bytes, bytearray, memoryview)):
-            raise TypeError(f"{name} must be bytes or None, got {type(raw).__name__}")
-        raw = bytes(raw)
-        if len(raw) < 5:
-            raise ValueError(f"{name} must hold a version byte and a count, got {len(raw)} "
-                             f"bytes")
-        version, count = struct.unpack_from(">bi", raw)
-        if version != UpdateCounters._VERSION:
-            raise ValueError(f"{name} has version {version}, expected 1")
-        if count < 0 or len(raw) != 5 + 16 * count:
-            raise ValueError(f"{name}: expected {count} items of 16 bytes after the header, "
-                             f"got {len(raw) - 5} bytes")
-        items = np.frombuffer(raw, dtype=">i8", offset=5).astype(np.int64).reshape(count, 2)
-        if count:
-            s, d = items[:, 0], items[:, 1]
-            bad = (s < 0) | (d < 0) | (s > INT64_MAX - np.maximum(d, 0))
-            if bad.any():
-                k = int(np.argmax(bad))
-                raise ValueError(f"{name}: item {k} ({s[k]}, {d[k]}) is negative or ends past "
-                                 f"int64")
-            items = items[np.argsort(s, kind="stable")]
-            dup = items[1:, 0] == items[:-1, 0]
-            if dup.any():
-                raise ValueError(f"{name}: two items start at {items[1:, 0][dup][0]}")
-        return np.ascontiguousarray(items)
+        return _parse_gaps(raw, name)
 
     def __repr__(self) -> str:
         kind = "tracking" if self.tracking else "volatile"
         return (f"UpdateCounters({self._n} partitions, {kind}, "
                 f"gap items={int(self.gap_counts().sum())})")
+
+
+def _parse_gaps(raw: object, name: str) -> NDArray[np.int64]:
+    """Gap items from Ignite's bytes: int64 (k, 2), sorted, validated."""
+    if raw is None:
+        return np.empty((0, 2), dtype=np.int64)
+    if not isinstance(raw, (bytes, bytearray, memoryview)):
+        raise TypeError(f"{name} must be bytes or None, got {type(raw).__name__}")
+    raw = bytes(raw)
+    if len(raw) < 5:
+        raise ValueError(f"{name} must hold a version byte and a count, got {len(raw)} "
+                         f"bytes")
+    version, count = struct.unpack_from(">bi", raw)
+    if version != _GAP_VERSION:
+        raise ValueError(f"{name} has version {version}, expected 1")
+    if count < 0 or len(raw) != 5 + 16 * count:
+        raise ValueError(f"{name}: expected {count} items of 16 bytes after the header, "
+                         f"got {len(raw) - 5} bytes")
+    items = np.frombuffer(raw, dtype=">i8", offset=5).astype(np.int64).reshape(count, 2)
+    if count:
+        s, d = items[:, 0], items[:, 1]
+        bad = (s < 0) | (d < 0) | (s > INT64_MAX - np.maximum(d, 0))
+        if bad.any():
+            k = int(np.argmax(bad))
+            raise ValueError(f"{name}: item {k} ({s[k]}, {d[k]}) is negative or ends past "
+                             f"int64")
+        items = items[np.argsort(s, kind="stable")]
+        dup = items[1:, 0] == items[:-1, 0]
+        if dup.any():
+            raise ValueError(f"{name}: two items start at {items[1:, 0][dup][0]}")
+    return np.ascontiguousarray(items)
+
+
+_GAP_VERSION = 1   # the version byte of Ignite's serialized gap items

@@ -42,6 +42,13 @@ def _check_long(value, name: str) -> int:
     return int(value)
 
 
+def _in_long(total: int, what: str) -> int:
+    """``total`` if a Java long holds it; ValueError otherwise (Java would wrap)."""
+    if not INT64_MIN <= total <= INT64_MAX:
+        raise ValueError(f"{what} = {total} leaves the Java long range (int64)")
+    return total
+
+
 class UpdateCounter:
     """Ignite's ``PartitionUpdateCounterTrackingImpl`` (persistent, transactional groups).
 
@@ -151,19 +158,19 @@ class UpdateCounter:
         """``next()``: LWM += 1, HWM = LWM, return it; ``next(delta)``: return the old LWM,
         LWM += delta (HWM untouched)."""
         if delta is None:
-            self._lwm += 1
+            self._lwm = _in_long(self._lwm + 1, "next(): lwm + 1")
             self._hwm = self._lwm
             return self._lwm
         delta = _check_long(delta, "delta")
         old = self._lwm
-        self._lwm += delta
+        self._lwm = _in_long(old + delta, "next(delta): lwm + delta")
         return old
 
     def reserve(self, delta: int) -> int:
         """Reserve ``delta`` counters: return the old HWM, HWM += delta."""
         delta = _check_long(delta, "delta")
         old = self._hwm
-        self._hwm += delta
+        self._hwm = _in_long(old + delta, "reserve(delta): hwm + delta")
         return old
 
     def update(self, start: int, delta: int) -> bool:
@@ -173,6 +180,7 @@ class UpdateCounter:
         """
         start = _check_long(start, "start")
         delta = _check_long(delta, "delta")
+        _in_long(start + delta, "update(start, delta): start + delta")
         cur = self._lwm
         if cur > start:
             return False
@@ -336,11 +344,11 @@ class VolatileUpdateCounter:
     def next(self, delta: int | None = None) -> int:
         """``next()``: ++LWM; ``next(delta)``: return the old LWM, LWM += delta."""
         if delta is None:
-            self._lwm += 1
+            self._lwm = _in_long(self._lwm + 1, "next(): lwm + 1")
             return self._lwm
         delta = _check_long(delta, "delta")
         old = self._lwm
-        self._lwm += delta
+        self._lwm = _in_long(old + delta, "next(delta): lwm + delta")
         return old
 
     def reserve(self, delta: int) -> int:
@@ -357,7 +365,7 @@ class VolatileUpdateCounter:
         """``update(start + delta)``; always returns False (as Ignite does)."""
         start = _check_long(start, "start")
         delta = _check_long(delta, "delta")
-        self.update_abs(start + delta)
+        self.update_abs(_in_long(start + delta, "update(start, delta): start + delta"))
         return False
 
     def update_initial(self, start: int, delta: int) -> None:
