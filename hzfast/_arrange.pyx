@@ -15,11 +15,13 @@ from hzfast._cycles cimport closes_cycle, row_is_cyclic
 cdef void repair_c(const int32_t[:, ::1] reps, const uint8_t[::1] alive,
                    const int32_t[::1] versions, int32_t[:, ::1] out,
                    int32_t[::1] vout) noexcept nogil:
-    """Empty dead slots (+1 version each); promote first backup if owner empty (+2)."""
+    """Empty dead slots (+1 version each); promote first backup if owner empty (+2).
+    Versions wrap as Java ints do (unsigned arithmetic: defined in C)."""
     cdef intp_t p, i, P = reps.shape[0], R = reps.shape[1]
-    cdef int32_t m, v
+    cdef int32_t m
+    cdef uint32_t v
     for p in range(P):
-        v = versions[p]
+        v = <uint32_t>versions[p]
         for i in range(R):
             m = reps[p, i]
             if m >= 0 and not alive[m]:
@@ -33,7 +35,7 @@ cdef void repair_c(const int32_t[:, ::1] reps, const uint8_t[::1] alive,
                     out[p, i] = -1
                     v += 2
                     break
-        vout[p] = v
+        vout[p] = <int32_t>v
 
 
 def repair(const int32_t[:, ::1] reps, const uint8_t[::1] alive, const int32_t[::1] versions):

@@ -22,7 +22,7 @@ from __future__ import annotations
 import operator
 import os
 from collections.abc import Mapping
-from typing import IO, Any, SupportsIndex, cast
+from typing import IO, Any, SupportsIndex, TypeVar, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -100,7 +100,10 @@ def check_member_total(count: int, name: str = "members") -> int:
     return count
 
 
-def check_members_arg(value: object, name: str = "members") -> object:
+_T = TypeVar("_T")
+
+
+def check_members_arg(value: _T, name: str = "members") -> _T:
     """A ``members`` argument before it is turned into a registry: an int count is
     bounded by :data:`MAX_MEMBER_COUNT` here, before anything of that size exists."""
     if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):

@@ -233,13 +233,14 @@ class PartitionTable:
         not followed), so ``load(path)`` reads what ``save(path)`` wrote. ``path`` may
         also be a binary file object.
         """
-        arrays = {"replicas": np.asarray(self._replicas), "versions": np.asarray(self._versions),
-                  "members": np.array(self._members.to_json())}
+        members = np.array(self._members.to_json())
         if isinstance(path, (str, bytes, os.PathLike)):
             with open(path, "wb") as fh:
-                np.savez_compressed(fh, **arrays)
+                np.savez_compressed(fh, replicas=self._replicas, versions=self._versions,
+                                    members=members)
         else:
-            np.savez_compressed(path, **arrays)
+            np.savez_compressed(path, replicas=self._replicas, versions=self._versions,
+                                members=members)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str] | IO[bytes]) -> "PartitionTable":

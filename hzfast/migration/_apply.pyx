@@ -1,6 +1,6 @@
 """The apply kernel: replay a plan's decisions on a replica table, checking every step
 (docs/design.md section 5)."""
-from hzfast._types cimport int32_t, intp_t, S_OK
+from hzfast._types cimport int32_t, uint32_t, intp_t, S_OK
 from hzfast._validate cimport check_row
 from hzfast.migration._decisions cimport (Columns, apply_step, check_decision, columns_of,
                                          matches_row)
@@ -23,7 +23,8 @@ cdef int apply_c(int32_t[:, ::1] reps, int32_t[::1] vers, Columns cols,
             row = &reps[p, 0]
             st = matches_row(c, k, row)
             if st == S_OK:
-                vers[p] += apply_step(c, k, row)
+                # versions are Java ints: they wrap (in unsigned arithmetic, defined in C)
+                vers[p] = <int32_t>(<uint32_t>vers[p] + <uint32_t>apply_step(c, k, row))
                 st = check_row(row, R, -1, &col)
         if st != S_OK:
             bad[0] = k

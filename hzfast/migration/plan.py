@@ -444,7 +444,8 @@ def _plan_of_document(doc: object) -> MigrationPlan:
         table = (np.zeros((0, R), dtype=np.int32) if not target
                  else _check.as_int32_array(target, "target", 2))
     prioritized = _check.check_bool(doc.get("prioritized", True), "prioritized")
-    return MigrationPlan(*(cols[c] for c in COLUMNS), target=table, prioritized=prioritized)
+    p, s, sci, sni, d, dci, dni = (cols[c] for c in COLUMNS)
+    return MigrationPlan(p, s, sci, sni, d, dci, dni, target=table, prioritized=prioritized)
 
 
 def _plan_from_json(text: str) -> MigrationPlan:

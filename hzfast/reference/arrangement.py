@@ -59,7 +59,8 @@ def repair(replicas, alive, versions):
 
     ``replicas`` is a list of rows, ``alive`` a list of bools (index = member), versions
     a list of ints. Returns new (rows, versions). Versions rise by one per slot change
-    event: an emptied slot +1, a promotion +2 (index 0 filled, index i emptied).
+    event: an emptied slot +1, a promotion +2 (index 0 filled, index i emptied); they
+    wrap as Java ints do.
     """
     out, vout = [], []
     for row, v in zip(replicas, versions):
@@ -75,7 +76,7 @@ def repair(replicas, alive, versions):
                     v += 2
                     break
         out.append(row)
-        vout.append(v)
+        vout.append((v + 2**31) % 2**32 - 2**31)   # a Java int, as Hazelcast's version
     return out, vout
 
 

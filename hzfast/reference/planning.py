@@ -272,6 +272,12 @@ def has_duplicate(row):
     return len(seen) != len(set(seen))
 
 
+def java_int(v):
+    """``v`` wrapped to a Java int (two's complement, 32 bits): partition versions are
+    Java ints in Hazelcast, so ``2**31 - 1`` plus one is ``-2**31``."""
+    return (v + 2**31) % 2**32 - 2**31
+
+
 def apply_rows(replicas, versions, rows):
     """Apply plan rows ``(partition_id, src, sci, sni, dst, dci, dni, ...)`` in order.
 
@@ -282,7 +288,7 @@ def apply_rows(replicas, versions, rows):
     vers = list(versions)
     for n, r in enumerate(rows):
         p = r[0]
-        vers[p] += apply_decision(reps[p], r[1:7])
+        vers[p] = java_int(vers[p] + apply_decision(reps[p], r[1:7]))
         if has_duplicate(reps[p]):
             raise ValueError(f"migration {n} puts a member twice in partition {p}")
     return reps, vers
