@@ -27,7 +27,7 @@ from numpy.typing import NDArray
 
 from hzfast import _check
 from hzfast._typing import TableLike
-from hzfast.migration import _executor, _schedule
+from hzfast.migration import _apply, _executor, _schedule
 from hzfast.migration.plan import MigrationPlan
 
 __all__ = ["Executor"]
@@ -68,7 +68,8 @@ class Executor:
         ``plan`` is not a MigrationPlan; a table or limit of the wrong type.
     ValueError
         ``max_parallel_migrations < 1``; no ``current`` and no ``plan.target``; a table of
-        another shape than ``plan.target``; a plan that does not fit the table.
+        another shape than ``plan.target``; partitions not in ascending order; a decision
+        that does not fit the table as the plan's earlier decisions leave it.
 
     Notes
     -----
@@ -110,12 +111,26 @@ class Executor:
         n = len(plan)
         if n >= 2**31:
             raise ValueError(f"plan has {n} decisions; Executor takes fewer than 2**31")
+        pid = plan.partition_id
+        if n > 1 and (np.diff(pid) < 0).any():
+            bad = int(np.flatnonzero(np.diff(pid) < 0)[0]) + 1
+            raise ValueError(f"plan must list its partitions in ascending order (one queue "
+                             f"each); row {bad} has partition {int(pid[bad])} after "
+                             f"{int(pid[bad - 1])}")
         if current is not None:
             rows, _ = _check.check_table(current, "current")
             from_final = False
             if plan.target is not None and plan.target.shape != rows.shape:
                 raise ValueError(f"plan is for a table of shape {plan.target.shape}, "
                                  f"current has shape {rows.shape}")
+            # every decision must match the table as the earlier ones leave it
+            status, bad = _apply.apply(rows.copy(), np.zeros(rows.shape[0], np.int32),
+                                       plan._columns)
+            if status:
+                raise ValueError(
+                    f"plan does not fit current: migration {bad} (partition "
+                    f"{int(pid[bad])}, decision {plan[bad].decision}) cannot be applied: "
+                    f"{_check.decision_problem(status)}")
         elif plan.target is not None:
             rows = plan.target
             from_final = True
