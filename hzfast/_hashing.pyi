@@ -3,6 +3,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 OK: int  # -1: status of the bulk kernels when every item was fine
+ENC_OK: int  # 0: the encoders' status when every item was encoded
+ENC_NOT_STR: int  # 1: an item of the list is not a str
+ENC_SURROGATE: int  # 2: an item cannot be encoded as UTF-8
+ENC_CHANGED: int  # 3: the input changed between the sizing and the copying pass
 
 def murmur3_x86_32(data: bytes | memoryview, seed: int) -> int: ...  # const uint8_t[::1], uint32_t -> int32_t
 def murmur3_x64_64(data: bytes | memoryview, seed: int) -> int: ...  # const uint8_t[::1], int32_t -> int64_t
@@ -25,4 +29,4 @@ def int32_hash(key: int) -> int: ...  # int32_t -> int32_t
 def int64_hash(key: int) -> int: ...  # int64_t -> int32_t
 def bytes_data_hash(data: bytes) -> int: ...  # bytes (len >= 8) -> int32_t
 def bytes_murmur3_x86_32(data: bytes, seed: int) -> int: ...  # bytes, uint32_t -> int32_t
-def encode_utf32(codepoints: NDArray[np.uint32]) -> tuple[int, NDArray[np.int64] | None, NDArray[np.uint8] | None]: ...  # const uint32_t[:, ::1]
+def encode_utf32(codepoints: NDArray[np.uint32]) -> tuple[int, int, NDArray[np.int64] | None, NDArray[np.uint8] | None]: ...  # const uint32_t[:, ::1]

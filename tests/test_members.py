@@ -459,3 +459,61 @@ def test_json_round_trip_property(rows):
 def test_bad_input_names_the_argument(call, exc, match):
     with pytest.raises(exc, match=match):
         call()
+
+
+# ----------------------------------------------------------------------------- hardening
+# docs/hardening-hashing.md: no silent conversion of lite flags, bounded member counts,
+# one ValueError for a registry document of another form.
+@pytest.mark.parametrize("flag", ["false", "False", "", "0", None, 2, -1, 0.0, 1.0, [False]])
+def test_lite_flags_must_be_bools(flag):
+    with pytest.raises(TypeError, match=r"^lite\[1\] must be a bool \(or 0/1\), got "):
+        Members(["a:1", "b:2"], lite=[False, flag])
+    with pytest.raises(TypeError, match=r"^lite\[0\] must be a bool"):
+        Members.from_count(1).with_lite([flag])
+
+
+def test_lite_flags_accept_bools_and_zero_one():
+    m = Members(["a:1", "b:2", "c:3", "d:4"], lite=[True, np.bool_(False), 1, np.int8(0)])
+    assert m.lite.tolist() == [True, False, True, False]
+    assert Members.from_json(m.to_json()) == m
+
+
+def test_a_json_document_with_string_lite_flags_is_refused():
+    with pytest.raises(TypeError, match=r"^lite\[0\] must be a bool"):
+        Members.from_json('{"addresses": ["a:1"], "lite": ["false"]}')
+
+
+@pytest.mark.parametrize("label", [1.5, None, b"g", True, ("t",)])
+def test_group_labels_must_be_str_or_int(label):
+    with pytest.raises(TypeError, match=r"^groups\[0\] must be a str or an int"):
+        Members(["a:1"], groups=[label])
+
+
+def test_nan_group_ids_are_refused():
+    with pytest.raises(ValueError, match=r"^grouping\[1\] is NaN"):
+        Members.from_count(3).group_ids([0.0, float("nan"), float("nan")])
+
+
+def test_member_counts_are_bounded_before_anything_is_built():
+    from hzfast.members import MAX_MEMBERS
+    with pytest.raises(ValueError, match=rf"^n must be <= {MAX_MEMBERS}, got 1000000000000"):
+        Members.from_count(10**12)
+    with pytest.raises(ValueError, match=r"^members = 2147483648 members is more than "
+                                         r"MAX_MEMBERS"):
+        Members.coerce(2**31)
+    with pytest.raises(ValueError, match=r"^n must be <= "):
+        Members.from_count(MAX_MEMBERS + 1)
+
+
+@pytest.mark.parametrize("doc, match", [
+    ('[1, 2]', "expected a JSON object, got list"),
+    ('"x"', "expected a JSON object, got str"),
+    ('{"addresses": ["a:1"], "lites": [true]}', r"unknown field\(s\) lites"),
+    ('{"addresses": "a:1"}', "addresses must be a list, got str"),
+    ('{"addresses": ["a:1"], "zones": 5}', "zones must be a list, got int"),
+    ('{}', "'addresses' field is missing"),
+    ('[' * 100_000 + ']' * 100_000, "nested too deeply"),
+])
+def test_registry_documents_of_another_form_are_one_value_error(doc, match):
+    with pytest.raises(ValueError, match=match):
+        Members.from_json(doc)

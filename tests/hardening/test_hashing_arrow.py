@@ -1,0 +1,204 @@
+"""Class 1 of the hardening issue: Arrow buffers reach the kernels only through one check.
+
+Both paths (Hazelcast ``partition_ids``/``partition_hash`` and Ignite ``partition_ids``/
+``java_hash_code``) walk Arrow offsets with the same routine (``item_span`` in
+``hzfast/_hashing.pxd``) and report a bad item with the same message
+(``hzfast._keys.malformed_item``). Every form: string, large_string, binary (serialized
+Hazelcast data), sliced arrays, null bitmaps, chunked arrays, missing buffers. Results of
+well-formed arrays equal the pure-Python references.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import hzfast
+import hzfast.ignite as ignite
+from hzfast import _keys
+from hzfast.reference import hashing as ref_hz
+from hzfast.reference import ignite as ref_ig
+
+WORDS = ["alpha", "", "bé", "\U0001F600x", "key", "hello world, a longer key", "z"]
+
+# every public entry point that takes Arrow strings: (name, function, reference per key)
+STRING_PATHS = [
+    ("hazelcast.partition_ids", lambda a: hzfast.partition_ids(a, 271),
+     lambda s: ref_hz.partition_id(s, 271)),
+    ("hazelcast.partition_hash", lambda a: hzfast.partition_hash(a),
+     lambda s: ref_hz.partition_hash(s)),
+    ("ignite.partition_ids", lambda a: ignite.partition_ids(a, 1000),
+     lambda s: ref_ig.partition(s, 1000)),
+    ("ignite.java_hash_code", lambda a: ignite.java_hash_code(a),
+     lambda s: ref_ig.hash_code(s)),
+]
+PATH_IDS = [p[0] for p in STRING_PATHS]
+
+
+def hostile(offsets, type_=pa.string(), data=b"hello world"):
+    """An Arrow array built straight from buffers (Arrow's own check only looks at the
+    first and last offsets, so the ones in between can be anything)."""
+    dt = np.int64 if type_ in (pa.large_string(), pa.large_binary()) else np.int32
+    return pa.Array.from_buffers(type_, len(offsets) - 1,
+                                 [None, pa.py_buffer(np.array(offsets, dt).tobytes()),
+                                  pa.py_buffer(data)])
+
+
+BAD_OFFSETS = {
+    "past the data": [0, 1000, 5, 11],
+    "negative": [0, -5, 6, 11],
+    "decreasing": [0, 5, 3, 11],
+    "int32 max": [0, 2**31 - 1, 3, 11],
+    "int32 min": [0, -(2**31), 3, 11],
+}
+
+
+@pytest.mark.parametrize("path", STRING_PATHS, ids=PATH_IDS)
+@pytest.mark.parametrize("type_", [pa.string(), pa.large_string()], ids=str)
+@pytest.mark.parametrize("offsets", list(BAD_OFFSETS.values()), ids=list(BAD_OFFSETS))
+def test_malformed_string_offsets_are_refused_the_same_way(path, type_, offsets):
+    _, fn, _ = path
+    arr = hostile(offsets, type_)
+    before = arr.buffers()[1].to_pybytes()
+    with pytest.raises(ValueError, match=r"^keys\[[01]\]: offsets point outside the data "
+                                         r"buffer \(.*malformed Arrow array\)$"):
+        fn(arr)
+    assert arr.buffers()[1].to_pybytes() == before     # input unchanged
+
+
+@pytest.mark.parametrize("type_", [pa.binary(), pa.large_binary()], ids=str)
+@pytest.mark.parametrize("offsets", [[0, 1000, 5], [0, -5, 6], [9, 1, 2], [0, 2**31 - 1, 3],
+                                     [0, -(2**31), 3]],
+                         ids=["past", "negative", "decreasing", "int32 max", "int32 min"])
+def test_malformed_binary_offsets_name_the_offsets_not_a_length(type_, offsets):
+    # Before: "keys[1] is -995 bytes: serialized Hazelcast data needs at least 8"
+    data = hzfast.serialize_key("a") + b"xyz"
+    arr = hostile(offsets + [len(data)], type_, data)
+    with pytest.raises(ValueError, match=r"offsets point outside the data buffer"):
+        hzfast.partition_ids(arr)
+    with pytest.raises(ValueError, match=r"no Ignite partition"):
+        ignite.partition_ids(arr)
+
+
+def test_short_serialized_data_is_named_after_the_kernel_check():
+    arr = pa.array([hzfast.serialize_key("a"), b"\x00" * 7], pa.binary())
+    with pytest.raises(ValueError, match=r"^keys\[1\] is 7 bytes: serialized Hazelcast data "
+                                         r"needs at least 8"):
+        hzfast.partition_ids(arr)
+
+
+@pytest.mark.parametrize("path", STRING_PATHS, ids=PATH_IDS)
+def test_invalid_utf8_is_refused_or_hashed_as_documented(path):
+    name, fn, _ = path
+    arr = pa.Array.from_buffers(pa.string(), 1, [None, pa.py_buffer(
+        np.array([0, 2], np.int32).tobytes()), pa.py_buffer(b"\xff\xfe")])
+    if name.startswith("ignite"):   # Java decodes UTF-16 units from the bytes: must be UTF-8
+        with pytest.raises(ValueError, match=r"^keys\[0\] is not valid UTF-8$"):
+            fn(arr)
+    else:   # Hazelcast hashes the bytes it is given
+        assert fn(arr).shape == (1,)
+
+
+@pytest.mark.parametrize("path", STRING_PATHS, ids=PATH_IDS)
+@pytest.mark.parametrize("type_", [pa.string(), pa.large_string()], ids=str)
+def test_sliced_arrays_honour_their_offset(path, type_):
+    _, fn, ref = path
+    arr = pa.array(WORDS * 5, type_)
+    for start, stop in [(0, 0), (1, 4), (3, 35), (7, 8), (34, 35)]:
+        part = arr.slice(start, stop - start)
+        want = [ref(s) for s in (WORDS * 5)[start:stop]]
+        assert fn(part).tolist() == want
+
+
+@pytest.mark.parametrize("path", STRING_PATHS, ids=PATH_IDS)
+def test_nulls_are_named_by_position_and_ignored_outside_a_slice(path):
+    _, fn, ref = path
+    arr = pa.array(["a", None, "b", "c", None, "d"], pa.string())
+    with pytest.raises(ValueError, match=r"^keys\[1\] is null"):
+        fn(arr)
+    assert fn(arr.slice(2, 2)).tolist() == [ref("b"), ref("c")]   # no null inside
+    with pytest.raises(ValueError, match=r"^keys\[2\] is null"):
+        fn(arr.slice(2, 3))
+
+
+@pytest.mark.parametrize("path", STRING_PATHS, ids=PATH_IDS)
+def test_chunked_arrays_equal_the_whole_and_name_global_positions(path):
+    _, fn, ref = path
+    chunks = pa.chunked_array([WORDS[:3], WORDS[3:], [], ["q"]], pa.string())
+    assert fn(chunks).tolist() == [ref(s) for s in WORDS + ["q"]]
+    bad = pa.chunked_array([["a", "b"], ["c", None]], pa.string())
+    with pytest.raises(ValueError, match=r"^keys\[3\] is null"):   # not keys[1]
+        fn(bad)
+    assert fn(pa.chunked_array([], pa.string())).tolist() == []
+
+
+def test_chunked_malformed_chunk_is_named_by_global_position():
+    good = pa.array(["x", "y", "z"])
+    bad = hostile([0, 1000, 5, 11])
+    with pytest.raises(ValueError, match=r"^keys\[3\]: offsets point outside"):
+        hzfast.partition_ids(pa.chunked_array([good, bad]))
+    with pytest.raises(ValueError, match=r"^keys\[3\]: offsets point outside"):
+        ignite.partition_ids(pa.chunked_array([good, bad]))
+
+
+@pytest.mark.parametrize("system", ["hazelcast", "ignite"])
+@pytest.mark.parametrize("type_", [pa.int32(), pa.int64()], ids=str)
+def test_arrow_integers_sliced_and_with_nulls(system, type_):
+    values = [5, -1, 2**31 - 1, -(2**31), 0, 77]
+    arr = pa.array(values, type_)
+    long_ = type_ == pa.int64()
+    if system == "hazelcast":
+        got = hzfast.partition_ids(arr.slice(1, 4)).tolist()
+        want = [ref_hz.partition_id(v, 271, "long" if long_ else "int") for v in values[1:5]]
+        fn = hzfast.partition_ids
+    else:
+        got = ignite.partition_ids(arr.slice(1, 4), 1000).tolist()
+        want = [ref_ig.partition(v, 1000, "long" if long_ else "int") for v in values[1:5]]
+        fn = ignite.partition_ids
+    assert got == want
+    with pytest.raises(ValueError, match=r"^keys\[2\] is null"):
+        fn(pa.array([1, 2, None], type_))
+
+
+class _FakeArrow:
+    """An array whose buffers do not cover it (what a buggy producer's C data could look
+    like); only the attributes ``_keys`` reads."""
+
+    def __init__(self, buffers, length, offset=0):
+        self._buffers, self._length, self.offset = buffers, length, offset
+
+    def buffers(self):
+        return self._buffers
+
+    def __len__(self):
+        return self._length
+
+
+@pytest.mark.parametrize("buffers, length, offset", [
+    ([None, None, pa.py_buffer(b"abc")], 2, 0),                       # no offsets at all
+    ([None, pa.py_buffer(np.array([0, 1], np.int32).tobytes()), None], 2, 0),   # too short
+    ([None, pa.py_buffer(np.array([0, 1, 2], np.int32).tobytes()), None], 2, 1),  # offset
+])
+def test_buffers_shorter_than_the_array_are_refused(buffers, length, offset):
+    with pytest.raises(ValueError, match=r"^keys: malformed Arrow array: its buffer 1 is "):
+        _keys._arrow_buffer(_FakeArrow(buffers, length, offset), 1,
+                            (offset + length + 1) * 4, "keys")
+
+
+def test_all_empty_strings_without_a_data_buffer():
+    arr = pa.Array.from_buffers(pa.string(), 3, [None, pa.py_buffer(
+        np.zeros(4, np.int32).tobytes()), pa.py_buffer(b"")])
+    assert hzfast.partition_ids(arr).tolist() == [ref_hz.partition_id("", 271)] * 3
+    assert ignite.partition_ids(arr).tolist() == [ref_ig.partition("", 1024)] * 3
+
+
+def test_one_offsets_routine_for_both_paths():
+    # the Ignite kernel cimports the Hazelcast kernels' item_span instead of its own check
+    from pathlib import Path
+    root = Path(hzfast.__file__).parent
+    ig_src = (root / "ignite" / "_hash.pyx").read_text()
+    hz_src = (root / "_hashing.pyx").read_text()
+    assert "from hzfast._hashing cimport item_span" in ig_src
+    assert ig_src.count("item_span(") == 1 and hz_src.count("item_span(") == 1
+    assert "def item_span" not in ig_src and "cdef inline bint item_span" in \
+        (root / "_hashing.pxd").read_text()
