@@ -1,0 +1,1188 @@
+"""The protocol node: one per member, the same code on every member (docs/design.md §7).
+
+A :class:`Node` owns one member's view of the partition table (replicas and versions),
+its completed-migration list and its active migrations, and — while it is the oldest
+member of its view — the master's work: repair, promotions, planning, the parallel
+execution of the plan, commits, publication and, after a master change, the recovery of
+the table from every member. It performs no I/O: :meth:`Node.handle` takes one event and
+the current time and returns the outputs (messages to send, timers, effects on replica
+data, marks). The same events give the same outputs.
+
+Two designs are implemented. ``"safe"`` commits every migration on the destination, then
+on the master, then lets the source drop its copy (Hazelcast 3.7+; docs/design.md §7
+rules 1–9). ``"legacy"`` is the earlier design that lost data in Hazelcast's issue #5444
+(rule 10); it exists so that the simulator can show its checker sees loss.
+"""
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, replace
+from typing import Hashable
+
+import numpy as np
+from numpy.typing import NDArray
+
+from hzfast.arrangement import arrange
+from hzfast.hashing import stamp as _stamp
+from hzfast.members import Members
+from hzfast.migration.executor import Executor
+from hzfast.migration.plan import MigrationPlan
+from hzfast.migration.planner import plan_migrations
+from hzfast.protocol import messages as msg
+from hzfast.protocol.events import EffectDone, Event, MembershipChanged, MessageReceived, TimerFired
+from hzfast.protocol.messages import MigrationInfo, MigrationStatus
+from hzfast.protocol.outputs import CancelTimer, Effect, Mark, Output, Send, SetTimer
+from hzfast.protocol.tables import DivergedTableError, merge_tables
+
+__all__ = ["Config", "Node", "MemberState", "DESIGNS"]
+
+DESIGNS = ("safe", "legacy")
+SUCCESS, FAILED, ACTIVE = MigrationStatus.SUCCESS, MigrationStatus.FAILED, MigrationStatus.ACTIVE
+MigrationId = tuple[int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    """A cluster's protocol settings (the same on every member).
+
+    Times are in the runtime's abstract units (the simulator's ticks).
+    """
+
+    partition_count: int = 271
+    backup_count: int = 1
+    max_parallel_migrations: int = 10
+    design: str = "safe"
+    replica_count: int = 7             #: table width (Hazelcast: 7)
+    timeout: int = 200                 #: a request, commit, fetch or promotion unanswered
+    retry_delay: int = 60              #: the master's pause after a failed migration run
+    state_check_interval: int = 500    #: the master's stamp check period (0: off)
+    publish_threshold: int = 10        #: publish the completed list at this many entries
+
+    def __post_init__(self) -> None:
+        for name in ("partition_count", "backup_count", "max_parallel_migrations",
+                     "replica_count", "timeout", "retry_delay", "state_check_interval",
+                     "publish_threshold"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or isinstance(v, bool):
+                raise TypeError(f"Config.{name} must be an int, got {type(v).__name__}")
+        if not 1 <= self.partition_count <= 10_000_000:
+            raise ValueError(f"Config.partition_count must be in 1..10,000,000, got "
+                             f"{self.partition_count}")
+        if not 1 <= self.replica_count <= 7:
+            raise ValueError(f"Config.replica_count must be in 1..7, got {self.replica_count}")
+        if not 0 <= self.backup_count < self.replica_count:
+            raise ValueError(f"Config.backup_count must be in 0..replica_count - 1 "
+                             f"({self.replica_count - 1}), got {self.backup_count}")
+        if self.max_parallel_migrations < 1:
+            raise ValueError("Config.max_parallel_migrations must be >= 1")
+        if self.timeout < 1 or self.retry_delay < 0 or self.state_check_interval < 0:
+            raise ValueError("Config.timeout must be >= 1 and the other periods >= 0")
+        if self.publish_threshold < 1:
+            raise ValueError("Config.publish_threshold must be >= 1")
+        if self.design not in DESIGNS:
+            raise ValueError(f"Config.design must be one of {DESIGNS}, got {self.design!r}")
+
+
+class MemberState:
+    """A member's partition-service state (docs/design.md §7 rule 9), first match wins."""
+
+    FETCHING_PARTITION_TABLE = "FETCHING_PARTITION_TABLE"
+    MIGRATION_LOCAL = "MIGRATION_LOCAL"
+    REPLICA_NOT_OWNED = "REPLICA_NOT_OWNED"
+    MIGRATION_ON_MASTER = "MIGRATION_ON_MASTER"
+    REPLICA_NOT_SYNC = "REPLICA_NOT_SYNC"
+    SAFE = "SAFE"
+
+
+def apply_to_row(row: NDArray[np.int32], x: MigrationInfo) -> None:
+    """Apply migration ``x`` to one table row in place (Hazelcast's slot updates)."""
+    if x.source_current_index >= 0:
+        row[x.source_current_index] = -1
+    if x.destination_current_index >= 0:
+        row[x.destination_current_index] = -1
+    if x.source_new_index >= 0:
+        row[x.source_new_index] = x.source
+    row[x.destination_new_index] = x.destination
+
+
+class _Run:
+    """The master's running plan: the executor and the migrations in flight."""
+
+    __slots__ = ("executor", "ids", "inflight", "aborted")
+
+    def __init__(self, executor: Executor, ids: NDArray[np.int64]) -> None:
+        self.executor = executor
+        self.ids = ids                                  # dense index -> member id
+        self.inflight: dict[MigrationId, tuple[int, MigrationInfo, str, int]] = {}
+        self.aborted = False
+
+
+class Node:
+    """One member's protocol state machine (sans-I/O).
+
+    Parameters
+    ----------
+    member_uuid : int
+        This member's id: an int in ``[0, 2**31 - 1)``, unique over the cluster's life.
+    config : Config
+        The cluster's settings (the same on every member).
+
+    Notes
+    -----
+    :meth:`handle` is the only mutator. Outputs are returned in the order the node made
+    them; messages a node sends to itself are handled inside the same call.
+    """
+
+    def __init__(self, member_uuid: int, config: Config | None = None) -> None:
+        if not isinstance(member_uuid, int) or isinstance(member_uuid, bool):
+            raise TypeError(f"member_uuid must be an int, got {type(member_uuid).__name__}")
+        if not 0 <= member_uuid < 2**31 - 1:
+            raise ValueError(f"member_uuid must be in [0, 2**31 - 1), got {member_uuid}")
+        if config is None:
+            config = Config()
+        if not isinstance(config, Config):
+            raise TypeError(f"config must be a hzfast.protocol.Config, got {type(config).__name__}")
+        self.me = member_uuid
+        self.config = config
+        P, R = config.partition_count, config.replica_count
+        self.replicas = np.full((P, R), -1, dtype=np.int32)
+        self.versions = np.zeros(P, dtype=np.int32)
+        self.initialized = False
+        self.members: tuple[int, ...] = ()
+        self.lite: frozenset[int] = frozenset()
+        self.completed: dict[MigrationId, MigrationInfo] = {}
+        self.active: dict[int, MigrationInfo] = {}
+        self._carried: dict[int, tuple[MigrationInfo, ...]] = {}   # a request's list, forwarded
+        self._finalized: set[MigrationId] = set()
+        self._finalizing: dict[int, int] = {}              # partition -> pending effects
+        self._effects: dict[int, tuple[str, MigrationInfo | None, int]] = {}
+        self._effect_seq = 0
+        self._out: list[Output] = []
+        self._inbox: deque[tuple[int, msg.Message]] = deque()
+        self._now = 0
+        # master state
+        self._seq = 0
+        self._run: _Run | None = None
+        self._run_plan: MigrationPlan | None = None
+        self._legacy_seen = self.replicas.copy()
+        self._dirty = False
+        self._paused_until = 0
+        self._fetching: dict[int, msg.PartitionStateReply | None] | None = None
+        self._promotions: dict[int, tuple[int, tuple[MigrationInfo, ...], bool | None]] = {}
+        self._promotion_seq = 0
+        self._publish: tuple[tuple[MigrationId, ...], dict[int, bool | None]] | None = None
+        self._check_timer = False
+        self._was_master = False
+        self.diverged = 0                                     # diverged partitions seen
+
+    # ------------------------------------------------------------------ views
+    @property
+    def master(self) -> int:
+        """The master of this node's view (the oldest member), -1 before any view."""
+        return self.members[0] if self.members else -1
+
+    @property
+    def is_master(self) -> bool:
+        return bool(self.members) and self.members[0] == self.me
+
+    @property
+    def data_members(self) -> tuple[int, ...]:
+        return tuple(m for m in self.members if m not in self.lite)
+
+    @property
+    def stamp(self) -> int:
+        """The stamp of this node's partition versions (docs/design.md §3)."""
+        return int(_stamp(self.versions))
+
+    @property
+    def busy(self) -> bool:
+        """The master has work queued or in flight (a run, promotions, a recovery, a plan due)."""
+        return (self._run is not None or bool(self._promotions) or self._fetching is not None
+                or self._dirty)
+
+    def state(self, master_busy: bool = False) -> str:
+        """This member's :class:`MemberState`; ``master_busy``: the master's :attr:`busy`."""
+        cfg = self.config
+        if self._fetching is not None:
+            return MemberState.FETCHING_PARTITION_TABLE
+        if not self.initialized:
+            return MemberState.MIGRATION_LOCAL
+        groups = len(self.data_members)
+        need = min(groups, cfg.replica_count)
+        members = np.asarray(self.data_members, dtype=np.int32)
+        head = self.replicas[:, :need]
+        if need and not np.isin(head, members).all():
+            return MemberState.REPLICA_NOT_OWNED
+        if self.active or self._finalizing or (self.is_master and self.busy):
+            return MemberState.MIGRATION_LOCAL
+        if not self.is_master and master_busy:
+            return MemberState.MIGRATION_ON_MASTER
+        return MemberState.SAFE
+
+    def accepts_writes(self, partition: int) -> bool:
+        """Whether this member takes client writes to ``partition`` now (it owns it and
+        nothing migrates it here)."""
+        return (self.initialized and self._fetching is None
+                and self.replicas[partition, 0] == self.me
+                and partition not in self.active and partition not in self._finalizing)
+
+    def backups(self, partition: int) -> NDArray[np.int32]:
+        """The members this node lists at backup indices ``1..backup_count``."""
+        return self.replicas[partition, 1:self.config.backup_count + 1]
+
+    # ------------------------------------------------------------------ input
+    def handle(self, event: Event, now: int) -> list[Output]:
+        """Process one event at time ``now``; return the outputs it causes.
+
+        Raises
+        ------
+        TypeError
+            ``event`` is not an event, ``now`` not an int. Nothing a faulty network can
+            deliver raises: bad messages are rejected with a mark and, where the sender
+            waits for one, a negative reply.
+        """
+        if not isinstance(now, int) or isinstance(now, bool):
+            raise TypeError(f"now must be an int, got {type(now).__name__}")
+        self._now = now
+        self._out = []
+        if isinstance(event, MessageReceived):
+            if not isinstance(event.message, msg.Message):
+                raise TypeError(f"message must be a hzfast.protocol message, got "
+                                f"{type(event.message).__name__}")
+            self._receive(event.sender, event.message)
+        elif isinstance(event, MembershipChanged):
+            self._membership(event)
+        elif isinstance(event, TimerFired):
+            self._timer(event.key)
+        elif isinstance(event, EffectDone):
+            self._effect_done(event.effect_id, bool(event.ok))
+        else:
+            raise TypeError(f"event must be a hzfast.protocol event, got {type(event).__name__}")
+        for _ in range(10_000):
+            self._drain()
+            if self.is_master:
+                self._master_step()
+            if not self._inbox:
+                break
+        if self.config.design == "legacy" and self.initialized:
+            seen = self._legacy_seen
+            if not np.array_equal(seen, self.replicas):
+                self._legacy_seen = self.replicas.copy()
+                self._legacy_finalize(seen, self.replicas)
+        out, self._out = self._out, []
+        return out
+
+    def _drain(self) -> None:
+        for _ in range(100_000):
+            if not self._inbox:
+                return
+            sender, m = self._inbox.popleft()
+            self._receive(sender, m)
+
+    # ------------------------------------------------------------------ output helpers
+    def _send(self, to: int, m: msg.Message) -> None:
+        if to == self.me:
+            self._inbox.append((to, m))
+        else:
+            self._out.append(Send(to, m))
+
+    def _mark(self, name: str, x: MigrationInfo | None = None, partition: int = -1,
+              detail: str = "") -> None:
+        self._out.append(Mark(name, x.partition if x is not None else partition, x, detail))
+
+    def _effect(self, kind: str, partition: int, x: MigrationInfo | None = None,
+                to: int = -1) -> None:
+        self._effect_seq += 1
+        eid = self._effect_seq
+        self._effects[eid] = (kind, x, partition)
+        if kind not in ("copy", "sync"):
+            self._finalizing[partition] = self._finalizing.get(partition, 0) + 1
+        self._out.append(Effect(eid, kind, partition, x, to))
+
+    def _timer_set(self, key: Hashable, delay: int) -> None:
+        self._out.append(SetTimer(key, self._now + delay))
+
+    def _reject(self, sender: int, m: msg.Message, why: str) -> None:
+        self._mark("message_rejected", detail=f"{type(m).__name__} from {sender}: {why}")
+
+    # ------------------------------------------------------------------ dispatch
+    def _receive(self, sender: int, m: msg.Message) -> None:
+        if sender != m.sender:
+            self._reject(sender, m, "sender does not match the connection")
+            return
+        if sender != self.me and sender not in self.members:
+            self._reject(sender, m, "unknown member")
+            return
+        handler = _HANDLERS.get(type(m))
+        if handler is None:
+            self._reject(sender, m, "unknown message")
+            return
+        handler(self, m)
+
+    # ------------------------------------------------------------------ membership
+    def _membership(self, ev: MembershipChanged) -> None:
+        old = set(self.members)
+        old_master = self.master
+        lite = ev.lite or (False,) * len(ev.members)
+        self.members = ev.members
+        self.lite = frozenset(m for m, f in zip(ev.members, lite) if f)
+        gone = old - set(ev.members)
+        if self.config.design == "legacy" and gone and self.initialized:
+            self._legacy_drop(gone)
+        if not self.is_master:
+            self._drop_master_state()
+            return
+        if not self._check_timer and self.config.state_check_interval:
+            self._check_timer = True
+            self._timer_set(("check",), self.config.state_check_interval)
+        became = not self._was_master
+        self._was_master = True
+        if (became and old_master not in (-1, self.me) and old_master not in ev.members
+                and self.config.design == "safe"):
+            self._start_recovery()
+            return
+        if self._fetching is not None:
+            for m in gone:
+                if m in self._fetching:
+                    del self._fetching[m]
+                    self._out.append(CancelTimer(("fetch", m)))
+            self._maybe_finish_recovery()
+            return
+        run = self._run
+        if run is not None:
+            run.aborted = True
+            for mid, (i, x, stage, owner) in list(run.inflight.items()):
+                parts = {owner, x.destination} | ({x.source} if x.source >= 0 else set())
+                if stage == "commit":
+                    parts = {x.destination}
+                if parts & gone:
+                    self._out.append(CancelTimer(("mig", mid)))
+                    self._fail(x, (), f"member {sorted(parts & gone)} left")
+        for dest, (batch, proms, ans) in list(self._promotions.items()):
+            if dest in gone and ans is None:
+                self._promotions[dest] = (batch, proms, False)
+        self._promotions_maybe_done()
+        if self._publish is not None:
+            for m in gone:
+                self._publish[1].pop(m, None)
+            self._publish_maybe_done()
+        self._dirty = True
+
+    def _drop_master_state(self) -> None:
+        self._run = None
+        self._fetching = None
+        self._promotions = {}
+        self._publish = None
+        self._dirty = False
+        self._was_master = False
+
+    # ------------------------------------------------------------------ timers
+    def _timer(self, key: Hashable) -> None:
+        if not isinstance(key, tuple) or not key:
+            return
+        kind = key[0]
+        if kind == "check":
+            self._check_timer = False
+            if self.is_master and self.config.state_check_interval:
+                self._check_timer = True
+                self._timer_set(("check",), self.config.state_check_interval)
+                if self.initialized and self._fetching is None:
+                    st = self.stamp
+                    for m in self.members:
+                        if m != self.me:
+                            self._send(m, msg.PartitionStateCheck(self.me, st))
+                    if self.completed and self._publish is None and self._run is None:
+                        self._publish_completed()
+        elif not self.is_master:
+            return
+        elif kind == "mig" and self._run is not None:
+            ent = self._run.inflight.get(key[1])
+            if ent is None:
+                return
+            i, x, stage, owner = ent
+            if stage == "request":
+                self._fail(x, (owner, x.destination), "no answer from the owner")
+            elif x.destination in self.members:          # commit: re-send while a member
+                self._send(x.destination, msg.MigrationCommit(self.me, x))
+                self._timer_set(("mig", x.id), self.config.timeout)
+            else:
+                self._fail(x, (), "destination left during commit")
+        elif kind == "fetch" and self._fetching is not None:
+            m = key[1]
+            if m in self._fetching and self._fetching[m] is None and m in self.members:
+                self._send(m, msg.FetchPartitionState(self.me))
+                self._timer_set(("fetch", m), self.config.timeout)
+        elif kind == "promotion":
+            dest = key[1]
+            ent2 = self._promotions.get(dest)
+            if ent2 is not None and ent2[2] is None:
+                if dest in self.members:
+                    self._send_promotions(dest)
+                else:
+                    self._promotions[dest] = (ent2[0], ent2[1], False)
+                    self._promotions_maybe_done()
+        elif kind == "retry":
+            pass   # the master step below picks the paused work up
+
+    # ------------------------------------------------------------------ effects
+    def _effect_done(self, eid: int, ok: bool) -> None:
+        ent = self._effects.pop(eid, None)
+        if ent is None:
+            return
+        kind, x, p = ent
+        if kind == "sync" and x is None:
+            return                                   # a legacy replica sync: nothing waits
+        if kind not in ("copy", "sync"):
+            n = self._finalizing.get(p, 0) - 1
+            if n > 0:
+                self._finalizing[p] = n
+            else:
+                self._finalizing.pop(p, None)
+            return
+        assert x is not None
+        if self.active.get(p) is not x:
+            return                                  # rolled back meanwhile
+        if not ok:
+            self._send(x.master, msg.MigrationResult(self.me, x, False, "copy failed"))
+            return
+        self._mark("replica_copied", x)
+        if self.config.design == "legacy":
+            # legacy: no registration on the destination; the data was applied on arrival
+            self._send(x.master, msg.MigrationResult(self.me, x, True))
+            return
+        self._send(x.destination, msg.MigrationTransfer(self.me, x, self._carried.pop(p, ())))
+
+    # ------------------------------------------------------------------ completed lists
+    def _completed_tuple(self) -> tuple[MigrationInfo, ...]:
+        return tuple(self.completed.values())
+
+    def _apply_completed(self, lst: tuple[MigrationInfo, ...]) -> bool:
+        """Rule 5: a partial update. True iff no entry was rejected."""
+        if self.is_master:
+            return True            # the master's own table is the one the lists come from
+        if not self.initialized:
+            return False
+        ok = True
+        keep: dict[MigrationId, MigrationInfo] = {}
+        for x in lst:
+            if not isinstance(x, MigrationInfo) or x.status == ACTIVE or not (
+                    0 <= x.partition < self.config.partition_count):
+                ok = False
+                break
+            p = x.partition
+            cur = int(self.versions[p])
+            if x.final <= cur:
+                keep[x.id] = x
+                self._finalize(x)
+                continue
+            if x.initial != cur:
+                ok = False
+                self._mark("partial_update_rejected", x,
+                           detail=f"local version {cur}, migration from {x.initial}")
+                break
+            if x.status == SUCCESS:
+                apply_to_row(self.replicas[p], x)
+            self.versions[p] = x.final
+            keep[x.id] = x
+            self._finalize(x)
+        if not self.is_master:
+            self.completed = keep
+        return ok
+
+    def _finalize(self, x: MigrationInfo) -> None:
+        """Rule 3(h)/(i): a participant finalizes ``x`` once."""
+        if x.id in self._finalized:
+            return
+        p = x.partition
+        act = self.active.get(p)
+        bc = self.config.backup_count
+        if act is not None and act.id == x.id:
+            del self.active[p]
+            self._finalized.add(x.id)
+            if x.destination == self.me:
+                self._effect("install" if x.status == SUCCESS else "discard", p, x)
+                self._mark("destination_finalized", x)
+            elif x.source == self.me:
+                sni = x.source_new_index
+                if x.status == SUCCESS and (sni == -1 or sni > bc):
+                    self._effect("clear", p, x)
+                self._mark("source_finalized", x)
+            return
+        if (x.source == self.me and x.source_current_index > 0 and x.status == SUCCESS
+                and not x.promotion):
+            self._finalized.add(x.id)
+            sni = x.source_new_index
+            row = self.replicas[p, :bc + 1]
+            if (sni == -1 or sni > bc) and self.me not in row:
+                self._effect("clear", p, x)
+            self._mark("source_finalized", x)
+
+    # ------------------------------------------------------------------ full table (rule 4)
+    def _take_table(self, replicas: NDArray[np.int32], versions: NDArray[np.int32],
+                    completed: tuple[MigrationInfo, ...]) -> tuple[bool, tuple[int, ...]]:
+        P, R = self.replicas.shape
+        if (not isinstance(replicas, np.ndarray) or not isinstance(versions, np.ndarray)
+                or replicas.shape != (P, R) or versions.shape != (P,)
+                or replicas.dtype != np.int32 or versions.dtype != np.int32):
+            return False, ()
+        if not self.initialized:
+            self.replicas = replicas.copy()
+            self.versions = versions.copy()
+            self.initialized = True
+            accepted = True
+        else:
+            try:
+                new_r, new_v, updated = merge_tables(self.replicas, self.versions,
+                                                     replicas, versions)
+            except DivergedTableError as e:
+                self.diverged += len(e.partitions)
+                self._mark("diverged_rejected", partition=int(e.partitions[0]),
+                           detail=f"{len(e.partitions)} partitions diverged")
+                return False, tuple(int(p) for p in e.partitions)
+            accepted = bool((versions >= self.versions).any())
+            self.replicas, self.versions = new_r, new_v
+        keep: dict[MigrationId, MigrationInfo] = {}
+        for x in completed:
+            if isinstance(x, MigrationInfo) and x.status != ACTIVE:
+                keep[x.id] = x
+                self._finalize(x)
+        if not self.is_master:
+            self.completed = keep
+        return accepted, ()
+
+    # ------------------------------------------------------------------ handlers (any member)
+    def _from_master(self, m: msg.Message) -> bool:
+        if m.sender != self.master:
+            self._reject(m.sender, m, f"not from my master {self.master}")
+            return False
+        return True
+
+    def _on_table(self, m: msg.PartitionTableUpdate) -> None:
+        if m.sender == self.me:
+            return
+        if not self._from_master(m):
+            self._send(m.sender, msg.PartitionTableAck(self.me, False))
+            return
+        ok, diverged = self._take_table(m.replicas, m.versions, m.completed)
+        self._send(m.sender, msg.PartitionTableAck(self.me, ok, diverged))
+
+    def _on_publish(self, m: msg.PublishCompletedMigrations) -> None:
+        ids = tuple(x.id for x in m.completed if isinstance(x, MigrationInfo))
+        if not self._from_master(m) or self._fetching is not None:
+            self._send(m.sender, msg.PublishCompletedAck(self.me, ids, False))
+            return
+        ok = self._apply_completed(m.completed)
+        self._send(m.sender, msg.PublishCompletedAck(self.me, ids, ok))
+
+    def _on_state_check(self, m: msg.PartitionStateCheck) -> None:
+        if not self._from_master(m):
+            return
+        self._send(m.sender, msg.PartitionStateCheckReply(
+            self.me, self.initialized and m.stamp == self.stamp))
+
+    def _check_migration(self, x: object) -> str:
+        if not isinstance(x, MigrationInfo):
+            return "not a migration"
+        if not 0 <= x.partition < self.config.partition_count:
+            return f"unknown partition {x.partition}"
+        R = self.config.replica_count
+        if not 0 <= x.destination_new_index < R or not -1 <= x.source_current_index < R \
+                or not -1 <= x.source_new_index < R or not -1 <= x.destination_current_index < R:
+            return "replica index out of range"
+        return ""
+
+    def _on_request(self, m: msg.MigrationRequest) -> None:
+        x = m.migration
+        why = self._check_migration(x)
+        if not why and (m.sender != self.master or x.master != m.sender):
+            why = f"not from my master {self.master}"
+        if why:
+            self._reject(m.sender, m, why)
+            if isinstance(x, MigrationInfo):
+                self._send(m.sender, msg.MigrationResult(self.me, x, False, why))
+            return
+        p = x.partition
+        act = self.active.get(p)
+        if act is not None and act.id == x.id:
+            return                                   # a duplicate: the first one runs
+        legacy = self.config.design == "legacy"
+        if x.source_current_index == 0 and x.source != self.me:
+            why = "the source of an owner migration must be the owner"
+        elif not legacy and not self._apply_completed(m.completed):
+            why = "version mismatch (completed migrations do not apply)"
+        elif not self.initialized or self.replicas[p, 0] != self.me:
+            why = "not the owner"
+        elif x.destination not in self.members:
+            why = "destination is not a member"
+        elif p in self._finalizing:
+            why = "a finalization is pending"
+        elif not legacy and int(self.versions[p]) != x.initial:
+            why = f"version {int(self.versions[p])} != initial {x.initial}"
+        elif act is not None:
+            why = "another migration is active"
+        if why:
+            self._send(m.sender, msg.MigrationResult(self.me, x, False, why))
+            return
+        self.active[p] = x
+        self._carried[p] = m.completed
+        self._effect("sync" if legacy else "copy", p, x, to=x.destination)
+
+    def _on_transfer(self, m: msg.MigrationTransfer) -> None:
+        x = m.migration
+        why = self._check_migration(x)
+        if not why:
+            if x.master != self.master:
+                why = "migration not from my master"
+            elif x.destination != self.me:
+                why = "not the destination"
+            elif not self._apply_completed(m.completed):
+                why = "version mismatch"
+            elif x.partition in self._finalizing:
+                why = "a finalization is pending"
+            elif int(self.versions[x.partition]) != x.initial:
+                why = "version mismatch"
+            else:
+                act = self.active.get(x.partition)
+                if act is not None and act.id != x.id:
+                    why = "another migration is active"
+        if why:
+            if isinstance(x, MigrationInfo):
+                self._send(m.sender, msg.MigrationTransferAck(self.me, x, False))
+            self._reject(m.sender, m, why)
+            return
+        self.active[x.partition] = x
+        self._send(m.sender, msg.MigrationTransferAck(self.me, x, True))
+
+    def _on_transfer_ack(self, m: msg.MigrationTransferAck) -> None:
+        x = m.migration
+        if not isinstance(x, MigrationInfo) or m.sender != x.destination:
+            self._reject(m.sender, m, "not the destination")
+            return
+        act = self.active.get(x.partition)
+        if act is None or act.id != x.id:
+            return
+        self._send(x.master, msg.MigrationResult(self.me, x, bool(m.ok),
+                                                 "" if m.ok else "destination refused"))
+
+    def _on_commit(self, m: msg.MigrationCommit) -> None:
+        x = m.migration
+        why = self._check_migration(x)
+        if not why and m.sender != self.master:
+            why = f"not from my master {self.master}"
+        if not why and x.destination != self.me:
+            why = "not the destination"
+        if why:
+            self._reject(m.sender, m, why)
+            if isinstance(x, MigrationInfo):
+                self._send(m.sender, msg.MigrationCommitResponse(self.me, x, False))
+            return
+        self._send(m.sender, msg.MigrationCommitResponse(self.me, x, self._destination_commit(x)))
+
+    def _destination_commit(self, x: MigrationInfo) -> bool:
+        p = x.partition
+        cur = int(self.versions[p])
+        if x.final == cur:
+            return True
+        if x.final < cur or x.initial != cur:
+            return False
+        done = replace(x, status=SUCCESS)
+        apply_to_row(self.replicas[p], done)
+        self.versions[p] = x.final
+        self.completed[done.id] = done
+        self._mark("destination_committed", done)
+        act = self.active.get(p)
+        if act is None or act.id != x.id:
+            self.active[p] = x          # finalize below drops it
+        self._finalize(done)
+        return True
+
+    def _on_fetch(self, m: msg.FetchPartitionState) -> None:
+        if m.sender != self.master:
+            self._reject(m.sender, m, "fetch not from my master")
+            return
+        if self._fetching is not None or not self.initialized:
+            self._send(m.sender, msg.PartitionStateReply(self.me, False))
+            return
+        self._send(m.sender, msg.PartitionStateReply(
+            self.me, True, self.replicas.copy(), self.versions.copy(),
+            self._completed_tuple(), tuple(self.active[p] for p in sorted(self.active))))
+
+    def _on_promotion(self, m: msg.PromotionCommit) -> None:
+        if m.destination != self.me or m.sender != self.master:
+            self._reject(m.sender, m, "promotion not for me or not from my master")
+            self._send(m.sender, msg.PromotionCommitResponse(self.me, m.batch, False))
+            return
+        if m.sender == self.me:             # the master promotes itself: its table moves later
+            for x in m.promotions:
+                self._effect("promote", x.partition, x)
+            self._send(m.sender, msg.PromotionCommitResponse(self.me, m.batch, True))
+            return
+        if (self.initialized and m.versions.shape == self.versions.shape
+                and int(_stamp(m.versions)) == self.stamp):
+            self._send(m.sender, msg.PromotionCommitResponse(self.me, m.batch, True))
+            return
+        todo = [x for x in m.promotions if isinstance(x, MigrationInfo)
+                and 0 <= x.partition < self.config.partition_count
+                and int(self.versions[x.partition]) < x.final]
+        if not todo:
+            self._send(m.sender, msg.PromotionCommitResponse(self.me, m.batch, True))
+            return
+        ok, _ = self._take_table(m.replicas, m.versions, ())
+        if ok:
+            for x in todo:
+                self._effect("promote", x.partition, x)
+        self._send(m.sender, msg.PromotionCommitResponse(self.me, m.batch, ok))
+
+    def _on_sync(self, m: msg.ReplicaSyncRequest) -> None:
+        p = m.partition
+        if (isinstance(p, int) and 0 <= p < self.config.partition_count and self.initialized
+                and self.replicas[p, 0] == self.me):
+            self._effect("sync", p, None, to=m.sender)
+
+    # ------------------------------------------------------------------ handlers (master)
+    def _on_result(self, m: msg.MigrationResult) -> None:
+        run = self._run
+        x = m.migration
+        if run is None or not isinstance(x, MigrationInfo):
+            return
+        ent = run.inflight.get(x.id)
+        if ent is None or ent[2] != "request" or m.sender != ent[3]:
+            return
+        self._out.append(CancelTimer(("mig", x.id)))
+        if not m.ok:
+            self._fail(ent[1], (ent[3], x.destination), m.reason or "owner refused")
+            return
+        x = ent[1]
+        if self.config.design == "legacy":
+            self._master_commit(x)
+            return
+        if x.destination == self.me:        # the master's own commit is the destination's
+            self._mark("destination_committed", replace(x, status=SUCCESS))
+            self._master_commit(x)
+            return
+        run.inflight[x.id] = (ent[0], x, "commit", ent[3])
+        self._send(x.destination, msg.MigrationCommit(self.me, x))
+        self._timer_set(("mig", x.id), self.config.timeout)
+
+    def _on_commit_response(self, m: msg.MigrationCommitResponse) -> None:
+        run = self._run
+        x = m.migration
+        if run is None or not isinstance(x, MigrationInfo):
+            return
+        ent = run.inflight.get(x.id)
+        if ent is None or ent[2] != "commit" or m.sender != ent[1].destination:
+            return
+        self._out.append(CancelTimer(("mig", x.id)))
+        if m.ok:
+            self._master_commit(ent[1])
+        else:
+            self._fail(ent[1], (ent[1].destination,), "destination refused the commit")
+
+    def _master_commit(self, x: MigrationInfo) -> None:
+        run = self._run
+        assert run is not None
+        i = run.inflight.pop(x.id)[0]
+        p = x.partition
+        if int(self.versions[p]) != x.initial:       # pragma: no cover - only the master moves p
+            raise AssertionError(f"partition {p} moved under migration {x}")
+        done = replace(x, status=SUCCESS)
+        apply_to_row(self.replicas[p], done)
+        self.versions[p] = x.final
+        self.completed[done.id] = done
+        self._mark("master_committed", done)
+        self._finalize(done)
+        run.executor.finished(i, True)
+        if self.config.design == "legacy":
+            self._publish_table()
+        elif len(self.completed) >= self.config.publish_threshold and self._publish is None:
+            self._publish_completed()
+
+    def _fail(self, x: MigrationInfo, notify: tuple[int, ...], why: str) -> None:
+        run = self._run
+        assert run is not None
+        ent = run.inflight.pop(x.id, None)
+        p = x.partition
+        self.versions[p] += x.increment + 1
+        failed = replace(x, status=FAILED, final=int(self.versions[p]))
+        self.completed[failed.id] = failed
+        self._mark("migration_failed", failed, detail=why)
+        act = self.active.get(p)
+        if act is not None and act.id == x.id:
+            self._finalize(failed)
+        for m in sorted(set(notify)):
+            if m != self.me and m in self.members:
+                self._send(m, msg.PartitionTableUpdate(self.me, self.replicas.copy(),
+                                                       self.versions.copy(),
+                                                       self._completed_tuple()))
+        if ent is not None:
+            run.executor.finished(ent[0], False)
+
+    def _on_publish_ack(self, m: msg.PublishCompletedAck) -> None:
+        pub = self._publish
+        if pub is None or tuple(m.ids) != pub[0] or m.sender not in pub[1]:
+            return
+        pub[1][m.sender] = bool(m.ok)
+        if not m.ok:
+            self._send(m.sender, msg.PartitionTableUpdate(self.me, self.replicas.copy(),
+                                                          self.versions.copy(),
+                                                          self._completed_tuple()))
+        self._publish_maybe_done()
+
+    def _publish_maybe_done(self) -> None:
+        pub = self._publish
+        if pub is None or any(v is None for v in pub[1].values()):
+            return
+        self._publish = None
+        if all(pub[1].values()):
+            for mid in pub[0]:
+                self.completed.pop(mid, None)
+            self._mark("completed_evicted", detail=f"{len(pub[0])} migrations")
+
+    def _on_table_ack(self, m: msg.PartitionTableAck) -> None:
+        pass
+
+    def _on_state_reply(self, m: msg.PartitionStateCheckReply) -> None:
+        if self.is_master and not m.ok:
+            self._send(m.sender, msg.PartitionTableUpdate(self.me, self.replicas.copy(),
+                                                          self.versions.copy(),
+                                                          self._completed_tuple()))
+
+    def _on_promotion_response(self, m: msg.PromotionCommitResponse) -> None:
+        ent = self._promotions.get(m.sender)
+        if ent is None or ent[0] != m.batch or ent[2] is not None:
+            return
+        self._out.append(CancelTimer(("promotion", m.sender)))
+        self._promotions[m.sender] = (ent[0], ent[1], bool(m.ok))
+        self._promotions_maybe_done()
+
+    def _on_state(self, m: msg.PartitionStateReply) -> None:
+        if self._fetching is None or m.sender not in self._fetching:
+            return
+        if self._fetching[m.sender] is not None:
+            return
+        self._fetching[m.sender] = m
+        self._out.append(CancelTimer(("fetch", m.sender)))
+        self._maybe_finish_recovery()
+
+    # ------------------------------------------------------------------ master loop
+    def _publish_table(self) -> None:
+        self._mark("table_published")
+        for m in self.members:
+            if m != self.me:
+                self._send(m, msg.PartitionTableUpdate(self.me, self.replicas.copy(),
+                                                       self.versions.copy(),
+                                                       self._completed_tuple()))
+
+    def _publish_completed(self) -> None:
+        others = [m for m in self.members if m != self.me]
+        ids = tuple(self.completed)
+        if not ids:
+            return
+        if not others:
+            for mid in ids:
+                self.completed.pop(mid, None)
+            self._mark("completed_evicted", detail=f"{len(ids)} migrations")
+            return
+        self._publish = (ids, {m: None for m in others})
+        lst = self._completed_tuple()
+        for m in others:
+            self._send(m, msg.PublishCompletedMigrations(self.me, lst))
+
+    def _master_step(self) -> None:
+        if self._fetching is not None:
+            return
+        if self._run is not None:
+            self._drive()
+            return
+        if self._promotions or self._now < self._paused_until or not self._dirty:
+            return
+        if not self.initialized:
+            if not self.data_members:
+                return
+            self._initialize()
+        self._dirty = False
+        if self.config.design == "safe" and self._repair():
+            return
+        if self.config.design == "legacy":
+            self._legacy_repair()
+        self._plan()
+
+    def _initialize(self) -> None:
+        P, R = self.replicas.shape
+        ids = np.asarray(self.members, dtype=np.int64)
+        lite = [m in self.lite for m in self.members]
+        empty = np.full((P, R), -1, dtype=np.int32)
+        dense = arrange(empty, Members.from_count(len(ids), lite=lite), replica_count=R)
+        self.replicas = np.where(dense >= 0, ids[np.maximum(dense, 0)], -1).astype(np.int32)
+        self.versions = (self.replicas >= 0).sum(axis=1).astype(np.int32)
+        self.initialized = True
+        self._publish_table()
+
+    def _dense(self) -> tuple[NDArray[np.int32], NDArray[np.int64], Members]:
+        ids = np.asarray(self.members, dtype=np.int64)
+        order = np.argsort(ids, kind="stable")
+        srt = ids[order]
+        r = self.replicas.astype(np.int64)
+        pos = np.searchsorted(srt, r)
+        pos = np.minimum(pos, len(srt) - 1)
+        hit = (r >= 0) & (srt[pos] == r)
+        dense = np.where(hit, order[pos], -1).astype(np.int32)
+        lite = [m in self.lite for m in self.members]
+        return dense, ids, Members.from_count(len(ids), lite=lite)
+
+    def _repair(self) -> bool:
+        """Rule 7: empty departed/lite slots; start promotions. True: waiting for them."""
+        members = np.asarray(self.data_members, dtype=np.int32)
+        bad = (self.replicas >= 0) & ~np.isin(self.replicas, members)
+        if bad.any():
+            self.replicas[bad] = -1
+            self.versions += bad.sum(axis=1).astype(np.int32)
+        need = np.flatnonzero((self.replicas[:, 0] == -1) & (self.replicas >= 0).any(axis=1))
+        if not len(need):
+            if bad.any():
+                self._publish_table()
+            return False
+        by_dest: dict[int, list[MigrationInfo]] = {}
+        for p in need.tolist():
+            idx = int(np.flatnonzero(self.replicas[p] >= 0)[0])
+            dest = int(self.replicas[p, idx])
+            self._seq += 1
+            v = int(self.versions[p])
+            x = MigrationInfo((self.me, self._seq), p, -1, -1, -1, dest, idx, 0, self.me, v,
+                              v + 2, ACTIVE, True)
+            by_dest.setdefault(dest, []).append(x)
+        for dest in sorted(by_dest):
+            self._promotion_seq += 1
+            self._promotions[dest] = (self._promotion_seq, tuple(by_dest[dest]), None)
+            self._send_promotions(dest)
+        return True
+
+    def _send_promotions(self, dest: int) -> None:
+        batch, proms, _ = self._promotions[dest]
+        reps, vers = self.replicas.copy(), self.versions.copy()
+        for x in proms:
+            apply_to_row(reps[x.partition], x)
+            vers[x.partition] = x.final
+        self._send(dest, msg.PromotionCommit(self.me, reps, vers, proms, dest, batch))
+        self._timer_set(("promotion", dest), self.config.timeout)
+
+    def _promotions_maybe_done(self) -> None:
+        if not self._promotions or any(a is None for _, _, a in self._promotions.values()):
+            return
+        all_ok = True
+        for dest in sorted(self._promotions):
+            _, proms, ok = self._promotions[dest]
+            for x in proms:
+                p = x.partition
+                if ok:
+                    apply_to_row(self.replicas[p], x)
+                    self.versions[p] += 2
+                    self._mark("promotion_committed", replace(x, status=SUCCESS))
+                else:
+                    self.versions[p] += 3
+                    all_ok = False
+        self._promotions = {}
+        self._publish_table()
+        self._dirty = True
+        if not all_ok:
+            self._paused_until = self._now + self.config.retry_delay
+            self._timer_set(("retry",), self.config.retry_delay)
+
+    def _plan(self) -> None:
+        dense, ids, members = self._dense()
+        if not self.data_members:
+            return
+        target = arrange(dense, members, replica_count=self.replicas.shape[1])
+        plan = plan_migrations(dense, target)
+        if not len(plan):
+            return
+        legacy = self.config.design == "legacy"
+        kinds = plan.kind
+        dni = plan.destination_new_index
+        sci = plan.source_current_index
+        instant = plan.instant.copy()
+        if legacy:      # rule 10(a): only owner changes move data; the rest goes straight in
+            instant |= (dni != 0) & (sci != 0)
+        del kinds
+        changed = False
+        for i in np.flatnonzero(instant).tolist():
+            x = self._info(plan, i, ids)
+            apply_to_row(self.replicas[x.partition], x)
+            self.versions[x.partition] += x.increment
+            changed = True
+        if changed:
+            self._publish_table()
+        if legacy:
+            keep = ~instant
+            if not keep.any():
+                return
+            plan = plan[np.flatnonzero(keep)]
+            dense = self._dense()[0]
+        ex = Executor(plan, dense, self.config.max_parallel_migrations)
+        self._run = _Run(ex, ids)
+        self._run_plan = plan
+        self._drive()
+
+    def _info(self, plan: object, i: int, ids: NDArray[np.int64]) -> MigrationInfo:
+        m = plan[i]  # type: ignore[index]
+        src = int(ids[m.source]) if m.source >= 0 else -1
+        dst = int(ids[m.destination])
+        self._seq += 1
+        v = int(self.versions[m.partition_id])
+        x = MigrationInfo((self.me, self._seq), int(m.partition_id), src,
+                          int(m.source_current_index), int(m.source_new_index), dst,
+                          int(m.destination_current_index), int(m.destination_new_index),
+                          self.me, v, v)
+        return replace(x, final=v + x.increment)
+
+    def _drive(self) -> None:
+        run = self._run
+        assert run is not None
+        ex = run.executor
+        if not run.aborted and not ex.failed:
+            for i in ex.ready().tolist():
+                if ex.failed:
+                    break
+                self._start(int(i))
+        if not run.inflight and (run.aborted or ex.failed or ex.done):
+            self._run = None
+            failed = ex.failed
+            if self._publish is None:
+                self._publish_completed()
+            self._dirty = True
+            if failed:
+                self._paused_until = self._now + self.config.retry_delay
+                self._timer_set(("retry",), self.config.retry_delay)
+
+    def _start(self, i: int) -> None:
+        run = self._run
+        assert run is not None
+        ex = run.executor
+        x = self._info(self._run_plan, i, run.ids)
+        p = x.partition
+        owner = int(self.replicas[p, 0])
+        members = set(self.members)
+        ex.started(i)
+        if (owner == -1 or owner not in members or x.destination not in members
+                or (x.source >= 0 and x.source not in members)):
+            ex.finished(i, False)
+            self._mark("migration_failed", x, detail="dropped at start: a participant is gone")
+            return
+        run.inflight[x.id] = (i, x, "request", owner)
+        self._mark("migration_started", x)
+        self._send(owner, msg.MigrationRequest(self.me, x, self._completed_tuple()))
+        self._timer_set(("mig", x.id), self.config.timeout)
+
+    # ------------------------------------------------------------------ recovery (rule 8)
+    def _start_recovery(self) -> None:
+        self._run = None
+        self._promotions = {}
+        self._publish = None
+        others = [m for m in self.members if m != self.me]
+        self._fetching = {m: None for m in others}
+        for m in others:
+            self._send(m, msg.FetchPartitionState(self.me))
+            self._timer_set(("fetch", m), self.config.timeout)
+        self._maybe_finish_recovery()
+
+    def _maybe_finish_recovery(self) -> None:
+        f = self._fetching
+        if f is None or any(v is None for v in f.values()):
+            return
+        self._fetching = None
+        P, R = self.replicas.shape
+        have = self.initialized
+        reps = self.replicas.copy()
+        vers = self.versions.copy() if have else np.full(P, -1, dtype=np.int32)
+        completed = dict(self.completed)
+        active = {x.id: x for x in self.active.values()}
+        for m in sorted(f):
+            st = f[m]
+            if st is None or not st.initialized or st.replicas is None or st.versions is None:
+                continue
+            if st.replicas.shape != (P, R) or st.versions.shape != (P,):
+                continue
+            newer = st.versions > vers
+            same = (st.versions == vers) & (st.replicas != reps).any(axis=1)
+            self.diverged += int(same.sum())
+            reps[newer] = st.replicas[newer]
+            vers[newer] = st.versions[newer]
+            have = True
+            for x in st.completed:
+                completed.setdefault(x.id, x)
+            for x in st.active:
+                active.setdefault(x.id, x)
+        self._mark("tables_fetched", detail=f"{len(f)} members")
+        if not have:
+            self._dirty = True
+            return
+        for x in sorted(active.values(), key=lambda y: y.id):
+            if x.id not in completed:
+                completed[x.id] = replace(x, status=FAILED, final=x.initial + x.increment + 1)
+        for x in completed.values():
+            if x.status == FAILED:
+                vers[x.partition] = max(int(vers[x.partition]), x.final)
+        self.initialized = True
+        self.replicas, self.versions = reps, vers.astype(np.int32)
+        self.completed = completed
+        for x in completed.values():
+            self._finalize(x)
+        self._mark("recovery_published")
+        self._publish_table()
+        self._dirty = True
+
+    # ------------------------------------------------------------------ legacy (rule 10)
+    def _legacy_drop(self, gone: set[int]) -> None:
+        """Every member drops leavers locally and shifts the rest of each row up."""
+        reps = self.replicas
+        hit = np.isin(reps, np.asarray(sorted(gone), dtype=np.int32)) & (reps >= 0)
+        rows = np.flatnonzero(hit.any(axis=1))
+        for p in rows.tolist():
+            keep = [int(v) for v, h in zip(reps[p], hit[p]) if v >= 0 and not h]
+            new = keep + [-1] * (reps.shape[1] - len(keep))
+            self.versions[p] += int((np.asarray(new, dtype=np.int32) != reps[p]).sum())
+            reps[p] = new
+
+    def _legacy_repair(self) -> None:
+        members = np.asarray(self.data_members, dtype=np.int32)
+        bad = (self.replicas >= 0) & ~np.isin(self.replicas, members)
+        if bad.any():
+            self._legacy_drop(set(int(v) for v in self.replicas[bad].tolist()))
+
+    def _legacy_finalize(self, old: NDArray[np.int32], new: NDArray[np.int32]) -> None:
+        """Each member acts alone on the table it now sees (rule 10(a)-(b))."""
+        bc = self.config.backup_count
+        me = self.me
+        was = (old[:, :bc + 1] == me).any(axis=1)
+        now = (new[:, :bc + 1] == me).any(axis=1)
+        lost_owner = (old[:, 0] == me) & (new[:, 0] != me)
+        clear = was & (~now | lost_owner)
+        for p in np.flatnonzero(clear).tolist():
+            self._effect("clear", p)
+            self._mark("source_finalized", partition=p)
+        fresh = now & (new[:, 0] != me) & (~was | lost_owner)
+        for p in np.flatnonzero(fresh).tolist():
+            owner = int(new[p, 0])
+            if owner >= 0 and owner != me:
+                self._send(owner, msg.ReplicaSyncRequest(self.me, p))
+
+
+_HANDLERS = {
+    msg.PartitionTableUpdate: Node._on_table,
+    msg.PublishCompletedMigrations: Node._on_publish,
+    msg.PartitionStateCheck: Node._on_state_check,
+    msg.MigrationRequest: Node._on_request,
+    msg.MigrationTransfer: Node._on_transfer,
+    msg.MigrationTransferAck: Node._on_transfer_ack,
+    msg.MigrationCommit: Node._on_commit,
+    msg.FetchPartitionState: Node._on_fetch,
+    msg.PromotionCommit: Node._on_promotion,
+    msg.ReplicaSyncRequest: Node._on_sync,
+    msg.MigrationResult: Node._on_result,
+    msg.MigrationCommitResponse: Node._on_commit_response,
+    msg.PublishCompletedAck: Node._on_publish_ack,
+    msg.PartitionTableAck: Node._on_table_ack,
+    msg.PartitionStateCheckReply: Node._on_state_reply,
+    msg.PromotionCommitResponse: Node._on_promotion_response,
+    msg.PartitionStateReply: Node._on_state,
+}

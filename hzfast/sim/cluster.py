@@ -1,0 +1,734 @@
+"""A deterministic, fault-injecting cluster of protocol nodes with real data.
+
+Everything derives from one seed: the cluster shape and fault rates (``faults="swarm"``),
+every message delay, drop, duplicate and clog, every crash and join, every client write.
+One heap of ``(time, sequence, event)`` drives the run, so the same seed replays the same
+run event for event. See docs/design.md §12 for the model and the checker.
+"""
+from __future__ import annotations
+
+import heapq
+import random
+from collections import Counter, deque
+from dataclasses import dataclass, field
+from typing import Any, Hashable
+
+import numpy as np
+from numpy.typing import NDArray
+
+from hzfast.arrangement import arrange
+from hzfast.hashing import partition_ids
+from hzfast.members import Members
+from hzfast.protocol import messages as msg
+from hzfast.protocol.events import EffectDone, MembershipChanged, MessageReceived, TimerFired
+from hzfast.protocol.node import Config, MemberState, Node
+from hzfast.protocol.outputs import CancelTimer, Effect, Mark, Send, SetTimer
+
+__all__ = ["CrashAt", "FaultPlan", "SimulationResult", "Simulation", "ROLES", "FAULT_MODES"]
+
+ROLES = ("master", "source", "destination", "owner")
+FAULT_MODES = ("swarm", "none")
+_MESSAGE_TYPES = tuple(sorted(
+    (getattr(msg, n) for n in msg.__all__
+     if isinstance(getattr(msg, n), type) and issubclass(getattr(msg, n), msg.Message)
+     and getattr(msg, n) is not msg.Message), key=lambda t: t.__name__))
+
+SAFETY_TICKS = 3_000          # the safety phase: faults on
+LIVENESS_TICKS = 40_000       # the liveness phase's bound: faults off, must converge
+
+
+@dataclass(frozen=True, slots=True)
+class CrashAt:
+    """Crash the ``role`` of a migration (``master``, ``source``, ``destination`` or
+    ``owner``) the ``nth`` time any member emits ``mark``."""
+
+    role: str
+    mark: str
+    nth: int = 1
+
+    def __post_init__(self) -> None:
+        if self.role not in ROLES:
+            raise ValueError(f"CrashAt.role must be one of {ROLES}, got {self.role!r}")
+        from hzfast.protocol.outputs import MARKS
+        if self.mark not in MARKS:
+            raise ValueError(f"CrashAt.mark must be one of hzfast.protocol.MARKS, got {self.mark!r}")
+        if not isinstance(self.nth, int) or self.nth < 1:
+            raise ValueError(f"CrashAt.nth must be an int >= 1, got {self.nth!r}")
+
+
+@dataclass(slots=True)
+class FaultPlan:
+    """The fault rates of one run (drawn from the seed in swarm mode)."""
+
+    drop: float = 0.0
+    duplicate: float = 0.0
+    max_delay: int = 5
+    slow: float = 0.0             #: probability a message takes up to 10x max_delay
+    crashes: int = 0
+    restarts: float = 0.0         #: probability a crashed member comes back (new id)
+    joins: int = 0
+    clogs: int = 0
+    filters: int = 0              #: per-message-type drop/delay windows
+    detect_delay: int = 20        #: crash -> membership change
+
+
+@dataclass(slots=True)
+class SimulationResult:
+    """What one simulation did and found (see :func:`hzfast.sim.run`)."""
+
+    seed: int
+    design: str
+    members: int
+    partitions: int
+    backup_count: int
+    entries: int
+    entries_attempted: int = 0
+    entries_acknowledged: int = 0
+    entries_lost: int = 0
+    entries_lost_expected: int = 0
+    entries_unexpected: int = 0
+    faults_injected: dict[str, int] = field(default_factory=dict)
+    converged: bool = False
+    violations: list[str] = field(default_factory=list)
+    events: int = 0
+    time: int = 0
+    marks: dict[str, int] = field(default_factory=dict)
+    migrations_committed: int = 0
+    migrations_failed: int = 0
+    trace: list[str] = field(default_factory=list)
+    last_events: list[str] = field(default_factory=list)
+    faults: FaultPlan | None = None
+
+    @property
+    def ok(self) -> bool:
+        """No violation and converged."""
+        return self.converged and not self.violations
+
+    def summary(self) -> str:
+        f = ", ".join(f"{k}={v}" for k, v in sorted(self.faults_injected.items()) if v)
+        return (f"seed={self.seed} design={self.design} members={self.members} "
+                f"partitions={self.partitions} backups={self.backup_count} "
+                f"acked={self.entries_acknowledged}/{self.entries} lost={self.entries_lost} "
+                f"(expected {self.entries_lost_expected}) converged={self.converged} "
+                f"events={self.events} faults: {f or 'none'}")
+
+
+class Simulation:
+    """One seeded run (see :func:`hzfast.sim.run` for the parameters)."""
+
+    def __init__(self, seed: int, *, members: int = 4, partitions: int = 271,
+                 backup_count: int = 1, entries: int = 10_000, faults: str = "swarm",
+                 script: tuple[CrashAt, ...] = (), design: str = "safe", joins: int = 0,
+                 trace: bool = False, max_parallel_migrations: int = 10,
+                 fault_plan: FaultPlan | None = None,
+                 timeline: tuple[tuple[int, str], ...] = (),
+                 write_window: tuple[int, int] = (1, SAFETY_TICKS),
+                 sync_ticks: int = 20) -> None:
+        self.rng = random.Random(seed)
+        rng = self.rng
+        self.seed = seed
+        self.design = design
+        self.trace_on = trace
+        if faults == "swarm" and fault_plan is None:
+            members = rng.randint(max(2, backup_count + 1), members + 2)
+            fault_plan = FaultPlan(
+                drop=rng.choice((0.0, 0.01, 0.05, 0.15)),
+                duplicate=rng.choice((0.0, 0.02, 0.1)),
+                max_delay=rng.choice((2, 5, 15)),
+                slow=rng.choice((0.0, 0.02, 0.1)),
+                crashes=rng.choice((0, 1, 1, 2, 3)),
+                restarts=rng.choice((0.0, 0.5, 1.0)),
+                joins=rng.choice((0, 1, 2)),
+                clogs=rng.choice((0, 2, 5)),
+                filters=rng.choice((0, 1, 3)),
+                detect_delay=rng.choice((5, 20, 60)))
+        elif fault_plan is None:
+            fault_plan = FaultPlan()
+        fault_plan.joins += joins
+        self.fp = fault_plan
+        self.config = Config(partition_count=partitions, backup_count=backup_count,
+                             max_parallel_migrations=max_parallel_migrations, design=design)
+        self.bc = backup_count
+        self.P = partitions
+        self.result = SimulationResult(seed, design, members, partitions, backup_count, entries,
+                                       faults=fault_plan)
+        self.injected: Counter[str] = Counter()
+        self.marks: Counter[str] = Counter()
+        self.violations: list[str] = []
+        self.heap: list[tuple[int, int, str, Any]] = []
+        self.seq = 0
+        self.now = 0
+        self.nodes: dict[int, Node] = {}
+        self.view: list[int] = []
+        self.view_no = 0
+        self.seen_view: dict[int, int] = {}
+        self.next_id = 1
+        self.store: dict[int, dict[int, set[int]]] = {}
+        self.staged: dict[int, dict[tuple[int, int], set[int]]] = {}
+        self.timer_tok: dict[tuple[int, Hashable], int] = {}
+        self.last_versions: dict[int, NDArray[np.int32]] = {}
+        self.committed: set[tuple[int, int]] = set()
+        self.faulty = faults == "swarm"
+        self.clogged: dict[tuple[int, int], int] = {}
+        self.filters: dict[type, tuple[str, int]] = {}
+        self.script = [(c, 0) for c in script]
+        self.recent: deque[str] = deque(maxlen=60)
+        self.trace: list[str] = []
+        self.events = 0
+        # data
+        keys = np.arange(entries, dtype=np.int64)
+        pid = partition_ids(keys, partitions) if entries else np.zeros(0, np.int32)
+        self.part_of = pid
+        self.pending: dict[int, set[int]] = {}
+        for p, k in zip(pid.tolist(), keys.tolist()):
+            self.pending.setdefault(p, set()).add(k)
+        self.acked: dict[int, set[int]] = {}
+        self.attempted: set[int] = set()
+        self.crash_count: dict[int, int] = {}
+        self.lost_by_clear: set[int] = set()
+        self.expected_lost: set[int] = set()
+        self.write_batches = 0
+        self.write_window = write_window
+        self.sync_ticks = sync_ticks
+        self.sync_free: dict[int, int] = {}
+        self.initial_members = members
+        # cluster
+        for _ in range(members):
+            self._new_member()
+        self._publish_view()
+        self._schedule_faults()
+        self._schedule_writes()
+        for t, action in timeline:
+            self._push(t, "script", action)
+
+    # ------------------------------------------------------------------ plumbing
+    def _push(self, t: int, kind: str, payload: Any) -> None:
+        self.seq += 1
+        heapq.heappush(self.heap, (t, self.seq, kind, payload))
+
+    def _new_member(self) -> int:
+        mid = self.next_id
+        self.next_id += 1
+        self.nodes[mid] = Node(mid, self.config)
+        self.store[mid] = {}
+        self.staged[mid] = {}
+        self.last_versions[mid] = self.nodes[mid].versions.copy()
+        self.view.append(mid)
+        return mid
+
+    def _publish_view(self) -> None:
+        self.view_no += 1
+        ev = MembershipChanged(tuple(self.view), (False,) * len(self.view))
+        for m in self.view:
+            jitter = self.rng.randint(0, 3) if self.faulty else 0
+            self._push(self.now + jitter, "view", (m, self.view_no, ev))
+
+    def _schedule_faults(self) -> None:
+        rng, fp = self.rng, self.fp
+        for _ in range(fp.crashes):
+            self._push(rng.randint(200, SAFETY_TICKS), "crash", None)
+        for _ in range(fp.joins):
+            self._push(rng.randint(100, SAFETY_TICKS), "join", None)
+        for _ in range(fp.clogs):
+            self._push(rng.randint(1, SAFETY_TICKS), "clog", None)
+        for _ in range(fp.filters):
+            self._push(rng.randint(1, SAFETY_TICKS), "filter", None)
+        self._push(SAFETY_TICKS, "heal", None)
+
+    def _schedule_writes(self) -> None:
+        parts = sorted(self.pending)
+        lo, hi = self.write_window
+        for p in parts:
+            self._push(self.rng.randint(lo, hi), "write", p)
+
+    def _alive(self, m: int) -> bool:
+        return m in self.nodes
+
+    # ------------------------------------------------------------------ network
+    def _deliver(self, src: int, dst: int, m: msg.Message) -> None:
+        rng, fp = self.rng, self.fp
+        delay = rng.randint(1, fp.max_delay) if self.faulty else 1
+        if self.faulty:
+            if fp.slow and rng.random() < fp.slow:
+                delay += rng.randint(1, 10 * fp.max_delay)
+            if fp.drop and rng.random() < fp.drop:
+                self.injected["message_dropped"] += 1
+                return
+            f = self.filters.get(type(m))
+            if f is not None and self.now < f[1]:
+                if f[0] == "drop":
+                    self.injected["message_filtered"] += 1
+                    return
+                delay += 50
+                self.injected["message_delayed"] += 1
+            until = self.clogged.get((src, dst), 0)
+            if until > self.now:
+                delay += until - self.now
+            if fp.duplicate and rng.random() < fp.duplicate:
+                self.injected["message_duplicated"] += 1
+                self._push(self.now + delay + rng.randint(0, fp.max_delay), "msg", (src, dst, m))
+        self._push(self.now + delay, "msg", (src, dst, m))
+
+    # ------------------------------------------------------------------ node calls
+    def _handle(self, mid: int, ev: Any) -> None:
+        node = self.nodes[mid]
+        self.events += 1
+        outs = node.handle(ev, self.now)
+        if self.trace_on:
+            self.trace.append(f"{self.now} m{mid} <- {_short(ev)}")
+        self.recent.append(f"{self.now} m{mid} <- {_short(ev)}")
+        v = node.versions
+        last = self.last_versions[mid]
+        if last.shape == v.shape and (v < last).any():
+            p = int(np.flatnonzero(v < last)[0])
+            self._violation(f"versions decreased on m{mid}: partition {p} "
+                            f"{int(last[p])} -> {int(v[p])}")
+        self.last_versions[mid] = v.copy()
+        crash: list[int] = []
+        for o in outs:
+            t = type(o)
+            if t is Send:
+                self._deliver(mid, o.to, o.message)        # type: ignore[attr-defined]
+            elif t is SetTimer:
+                self.seq += 1
+                self.timer_tok[(mid, o.key)] = self.seq    # type: ignore[attr-defined]
+                heapq.heappush(self.heap, (o.at, self.seq, "timer",  # type: ignore[attr-defined]
+                                           (mid, o.key, self.seq)))  # type: ignore[attr-defined]
+            elif t is CancelTimer:
+                self.timer_tok.pop((mid, o.key), None)     # type: ignore[attr-defined]
+            elif t is Effect:
+                self._push(self.now + (self.rng.randint(1, 3) if self.faulty else 1),
+                           "effect", (mid, o))
+            elif t is Mark:
+                self._on_mark(mid, o, crash)               # type: ignore[arg-type]
+            if self.trace_on:
+                self.trace.append(f"{self.now} m{mid} -> {_short(o)}")
+        for c in crash:
+            if self._alive(c):
+                self._crash(c, "scripted")
+
+    def _on_mark(self, mid: int, mk: Mark, crash: list[int]) -> None:
+        self.marks[mk.name] += 1
+        x = mk.migration
+        if mk.name == "master_committed" and x is not None:
+            self.committed.add(x.id)
+        if mk.name == "recovery_published":      # what a destination committed stands
+            self.committed |= {y.id for y in self.nodes[mid].completed.values()
+                               if y.status == msg.MigrationStatus.SUCCESS}
+        if mk.name == "migration_failed":
+            self.result.migrations_failed += 1
+        for i, (c, seen) in enumerate(self.script):
+            if c.mark != mk.name or seen >= c.nth:
+                continue
+            seen += 1
+            self.script[i] = (c, seen)
+            if seen != c.nth:
+                continue
+            who = -1
+            if c.role == "master":
+                who = self.view[0] if self.view else -1
+            elif x is not None:
+                if c.role == "source":
+                    who = x.source
+                elif c.role == "destination":
+                    who = x.destination
+                else:
+                    node = self.nodes.get(self.view[0]) if self.view else None
+                    who = int(node.replicas[x.partition, 0]) if node is not None else -1
+            if who >= 0:
+                self.injected["scripted_crash"] += 1
+                crash.append(who)
+
+    # ------------------------------------------------------------------ faults
+    def _crash(self, m: int, why: str) -> None:
+        if m not in self.nodes:
+            return
+        self._ghost_crash(m)
+        del self.nodes[m]
+        self.store.pop(m, None)
+        self.staged.pop(m, None)
+        self.view.remove(m)
+        self.injected["member_crashed"] += 1
+        self.recent.append(f"{self.now} CRASH m{m} ({why})")
+        if self.trace_on:
+            self.trace.append(f"{self.now} CRASH m{m} ({why})")
+        delay = self.fp.detect_delay if self.faulty else 10
+        self._push(self.now + delay, "leave", m)
+        if self.faulty and self.rng.random() < self.fp.restarts and self.now < SAFETY_TICKS:
+            self._push(self.now + delay + self.rng.randint(10, 300), "join", None)
+
+    def _event_crash(self) -> None:
+        if len(self.view) <= 1:
+            return
+        self._crash(self.rng.choice(self.view), "swarm")
+
+    def _event_join(self) -> None:
+        m = self._new_member()
+        self.injected["member_joined"] += 1
+        self.recent.append(f"{self.now} JOIN m{m}")
+        self._publish_view()
+
+    # ------------------------------------------------------------------ data
+    def _master_row(self, p: int) -> NDArray[np.int32] | None:
+        if not self.view:
+            return None
+        node = self.nodes[self.view[0]]
+        return node.replicas[p] if node.initialized else None
+
+    def _stable(self, p: int, e: int, row: NDArray[np.int32] | None) -> int:
+        if row is None:
+            return 0
+        n = 0
+        for s in row[:self.bc + 1].tolist():
+            if s >= 0 and s in self.nodes and e in self.store[s].get(p, ()):
+                n += 1
+        return n
+
+    def _ghost_crash(self, m: int) -> None:
+        """Before member m's data vanishes: count a holder crash for every entry it held."""
+        cc = self.crash_count
+        full = self.bc + 1
+        for p, data in self.store[m].items():
+            acked = self.acked.get(p)
+            if not data or not acked:
+                continue
+            row = self._master_row(p)
+            for e in data & acked:
+                if self._stable(p, e, row) >= full:
+                    cc[e] = 1
+                else:
+                    cc[e] = cc.get(e, 0) + 1
+
+    def _clear(self, m: int, p: int) -> None:
+        data = self.store[m].get(p)
+        if not data:
+            self.store[m].pop(p, None)
+            return
+        acked = self.acked.get(p)
+        if acked:
+            row = self._master_row(p)
+            full = self.bc + 1
+            others = [self.store[o].get(p, ()) for o in self.nodes if o != m]
+            for e in data & acked:
+                if self._stable(p, e, row) >= full:
+                    self.crash_count[e] = 0
+                if not any(e in o for o in others):
+                    self.lost_by_clear.add(e)
+        del self.store[m][p]
+
+    def _effect(self, mid: int, e: Effect) -> None:
+        if mid not in self.nodes:
+            return
+        kind, p, x = e.kind, e.partition, e.migration
+        ok = True
+        st = self.store[mid]
+        if kind in ("copy", "sync"):
+            snap = set(st.get(p, ()))
+            to = e.to
+            d = self.rng.randint(1, self.fp.max_delay) if self.faulty else 1
+            if self.faulty and self.fp.drop and self.rng.random() < self.fp.drop:
+                self.injected["transfer_dropped"] += 1
+                self._push(self.now + d, "done", (mid, e.id, False))
+                return
+            if kind == "sync" and x is None:     # replica sync: one at a time per owner
+                start = max(self.now, self.sync_free.get(mid, 0))
+                self.sync_free[mid] = start + self.sync_ticks
+                self._push(start, "sync_start", (mid, to, p, e.id, start + self.sync_ticks - start))
+                return
+            self._push(self.now + d, "arrive", (mid, to, kind, p, x, snap, e.id))
+            return
+        if kind == "install":
+            assert x is not None
+            data = self.staged[mid].pop(x.id, None)
+            if x.destination_new_index <= self.bc:
+                if data is None:
+                    self._violation(f"m{mid} commits {x} without the data")
+                else:
+                    st.setdefault(p, set()).update(data)
+            elif p in st:
+                self._clear(mid, p)
+        elif kind == "discard":
+            assert x is not None
+            self.staged[mid].pop(x.id, None)
+        elif kind == "clear":
+            if x is not None and x.status == msg.MigrationStatus.SUCCESS \
+                    and x.id not in self.committed and self.design == "safe":
+                self._violation(f"m{mid} clears partition {p} for {x} before the master "
+                                f"committed it")
+            self._clear(mid, p)
+        self._push(self.now + 1, "done", (mid, e.id, ok))
+
+    def _arrive(self, src: int, to: int, kind: str, p: int, x: msg.MigrationInfo | None,
+                snap: set[int], eid: int) -> None:
+        ok = to in self.nodes and src in self.nodes     # a crash cuts transfers in flight
+        if ok:
+            if kind == "copy":
+                assert x is not None
+                self.staged[to][x.id] = snap
+            else:
+                self.store[to].setdefault(p, set()).update(snap)
+        self._push(self.now + 1, "done", (src, eid, ok))
+
+    def _write(self, p: int) -> None:
+        keys = self.pending.get(p)
+        if not keys:
+            return
+        rng = self.rng
+        self.write_batches += 1
+        retry = self.now + (rng.randint(5, 40) if self.faulty else 10)
+        live = [m for m in self.view if self.nodes[m].initialized]
+        if not live:
+            self._push(retry, "write", p)
+            return
+        view = self.nodes[rng.choice(live)]           # the client's cached table
+        owner = int(view.replicas[p, 0])
+        batch = set(keys)
+        self.attempted |= batch
+        if owner < 0 or owner not in self.nodes or (
+                self.faulty and self.fp.drop and rng.random() < self.fp.drop):
+            self._push(retry, "write", p)
+            return
+        node = self.nodes[owner]
+        if not node.accepts_writes(p):
+            self._push(retry, "write", p)
+            return
+        self.store[owner].setdefault(p, set()).update(batch)
+        ok = True
+        for b in node.backups(p).tolist():
+            if b < 0 or b not in self.nodes:
+                ok = False
+                continue
+            if self.faulty and self.fp.drop and rng.random() < self.fp.drop:
+                ok = False
+                continue
+            bn = self.nodes[b]
+            if not bn.initialized or b not in bn.replicas[p, :self.bc + 1]:
+                ok = False
+                continue
+            self.store[b].setdefault(p, set()).update(batch)
+        if ok:
+            self.acked.setdefault(p, set()).update(batch)
+            del self.pending[p]
+        else:
+            self._push(retry, "write", p)
+
+    # ------------------------------------------------------------------ checks
+    def _violation(self, text: str) -> None:
+        if len(self.violations) < 50:
+            self.violations.append(f"t={self.now}: {text}")
+
+    def _check_agreement(self) -> None:
+        nodes = [n for n in self.nodes.values() if n.initialized]
+        for i in range(1, len(nodes)):
+            a, b = nodes[0], nodes[i]
+            same = a.versions == b.versions
+            bad = same & (a.replicas != b.replicas).any(axis=1)
+            if bad.any():
+                p = int(np.flatnonzero(bad)[0])
+                self._violation(f"m{a.me} and m{b.me} hold partition {p} at version "
+                                f"{int(a.versions[p])} with different replicas "
+                                f"{a.replicas[p].tolist()} vs {b.replicas[p].tolist()}")
+                return
+
+    def _quiet(self) -> bool:
+        if not self.view or self.pending:
+            return False
+        master = self.nodes[self.view[0]]
+        if not master.initialized or master.busy:
+            return False
+        st = master.stamp
+        for n in self.nodes.values():
+            if n.state(master.busy) != MemberState.SAFE or n.stamp != st:
+                return False
+        return self._balanced(master)
+
+    def _balanced(self, master: Node) -> bool:
+        ids = np.asarray(self.view, dtype=np.int64)
+        pos = {m: i for i, m in enumerate(self.view)}
+        lut = np.vectorize(lambda v: pos.get(int(v), -1), otypes=[np.int32])
+        dense = lut(master.replicas).astype(np.int32)
+        if (dense[master.replicas >= 0] < 0).any():
+            return False
+        del ids
+        target = arrange(dense, Members.from_count(len(self.view)),
+                         replica_count=dense.shape[1])
+        return bool((target == dense).all())
+
+    # ------------------------------------------------------------------ main loop
+    def run(self) -> SimulationResult:
+        heap = self.heap
+        safe = self.design == "safe"
+        next_check = 100
+        converged = False
+        end = SAFETY_TICKS + LIVENESS_TICKS
+        for _ in range(5_000_000):
+            if not heap:
+                break
+            t, _, kind, payload = heapq.heappop(heap)
+            if t > end:
+                break
+            self.now = t
+            if kind == "msg":
+                src, dst, m = payload
+                if dst in self.nodes and src in self.nodes:
+                    self._handle(dst, MessageReceived(src, m))
+            elif kind == "timer":
+                mid, key, tok = payload
+                if mid in self.nodes and self.timer_tok.get((mid, key)) == tok:
+                    del self.timer_tok[(mid, key)]
+                    self._handle(mid, TimerFired(key))
+            elif kind == "effect":
+                self._effect(*payload)
+            elif kind == "done":
+                mid, eid, ok = payload
+                if mid in self.nodes:
+                    self._handle(mid, EffectDone(eid, ok))
+            elif kind == "arrive":
+                self._arrive(*payload)
+            elif kind == "sync_start":
+                src, to, p, eid, d = payload
+                if src in self.nodes:
+                    snap = set(self.store[src].get(p, ()))
+                    self._push(t + d, "arrive", (src, to, "sync", p, None, snap, eid))
+            elif kind == "write":
+                self._write(payload)
+            elif kind == "view":
+                mid, no, ev = payload
+                if mid in self.nodes and no > self.seen_view.get(mid, 0):
+                    self.seen_view[mid] = no
+                    self._handle(mid, ev)
+            elif kind == "leave":
+                self._publish_view()
+            elif kind == "crash":
+                self._event_crash()
+            elif kind == "join":
+                self._event_join()
+            elif kind == "clog":
+                if len(self.view) > 1:
+                    a, b = self.rng.sample(self.view, 2)
+                    self.clogged[(a, b)] = t + self.rng.randint(20, 300)
+                    self.injected["link_clogged"] += 1
+            elif kind == "filter":
+                mt = self.rng.choice(_MESSAGE_TYPES)
+                self.filters[mt] = (self.rng.choice(("drop", "delay")),
+                                    t + self.rng.randint(50, 500))
+                self.injected["message_type_filtered"] += 1
+            elif kind == "script":
+                if payload == "join":
+                    self._event_join()
+                elif payload.startswith("crash:"):
+                    i = int(payload.split(":")[1])
+                    order = sorted(self.nodes)
+                    if i < len(order):
+                        self._crash(order[i], "timeline")
+            elif kind == "heal":
+                self.faulty = False
+                self.clogged.clear()
+                self.filters.clear()
+                for p in sorted(self.pending):
+                    self._push(t + 1, "write", p)
+                for _ in range(self.initial_members - len(self.view)):  # back to full size
+                    self._event_join()
+            if t >= next_check:
+                next_check = t + 100
+                if safe:
+                    self._check_agreement()
+                if t >= SAFETY_TICKS and self._quiet():
+                    converged = True
+                    break
+        return self._finish(converged)
+
+    def _finish(self, converged: bool) -> SimulationResult:
+        r = self.result
+        r.converged = converged
+        r.events = self.events
+        r.time = self.now
+        r.marks = dict(self.marks)
+        r.migrations_committed = self.marks.get("master_committed", 0)
+        r.faults_injected = dict(self.injected)
+        acked: set[int] = set()
+        for s in self.acked.values():
+            acked |= s
+        read: set[int] = set()
+        if self.view:
+            master = self.nodes[self.view[0]]
+            if master.initialized:
+                for p in range(self.P):
+                    o = int(master.replicas[p, 0])
+                    if o in self.nodes:
+                        read |= self.store[o].get(p, set())
+        lost = acked - read
+        unexpected = read - self.attempted
+        expected = {e for e in lost
+                    if e not in self.lost_by_clear and self.crash_count.get(e, 0) >= self.bc + 1}
+        r.entries_attempted = len(self.attempted)
+        r.entries_acknowledged = len(acked)
+        r.entries_lost = len(lost)
+        r.entries_lost_expected = len(expected)
+        self.expected_lost = expected
+        r.entries_unexpected = len(unexpected)
+        bad = sorted(lost - expected)
+        if bad:
+            self._violation(f"{len(bad)} acknowledged entries lost with fewer than "
+                            f"{self.bc + 1} of their holders crashed (e.g. keys {bad[:5]}, "
+                            f"partitions {sorted({int(self.part_of[k]) for k in bad[:5]})})")
+        if unexpected:
+            self._violation(f"{len(unexpected)} entries read that were never written")
+        if converged:
+            self._final_checks()
+        r.violations = list(self.violations)
+        r.trace = self.trace
+        r.last_events = list(self.recent)
+        return r
+
+    def _final_checks(self) -> None:
+        """Hazelcast's own correctness checks on the settled cluster."""
+        master = self.nodes[self.view[0]]
+        data_members = len(self.view)
+        need = min(data_members, self.config.replica_count)
+        reps = master.replicas
+        if need and not np.isin(reps[:, :need], np.asarray(self.view)).all():
+            self._violation("a replica index below min(members, 7) is not held by a live member")
+        copies = min(self.bc + 1, data_members)
+        for p in range(self.P):
+            if not self.acked.get(p):
+                continue
+            row = [int(v) for v in reps[p, :copies]]
+            owner = self.store[row[0]].get(p, set()) if row[0] in self.nodes else set()
+            for b in row[1:]:          # anti-entropy: backups take what the owner has
+                if b in self.nodes:
+                    self.store[b].setdefault(p, set()).update(owner)
+            holders = sorted(m for m in self.nodes if self.store[m].get(p))
+            if not holders and not (self.acked[p] - self.expected_lost):
+                continue                 # every entry of p was lost with its holders
+            if holders != sorted(row):
+                self._violation(f"partition {p}: data on {holders}, replicas {row}")
+                return
+            for b in row[1:]:
+                if self.store[b].get(p) != owner:
+                    self._violation(f"partition {p}: backup m{b} differs from the owner")
+                    return
+
+
+def _short(o: object) -> str:
+    t = type(o).__name__
+    if isinstance(o, MessageReceived):
+        return f"{type(o.message).__name__} from m{o.sender}{_mig(o.message)}"
+    if isinstance(o, Send):
+        return f"send {type(o.message).__name__} to m{o.to}{_mig(o.message)}"
+    if isinstance(o, Mark):
+        return f"mark {o.name} p{o.partition} {o.migration or ''} {o.detail}".rstrip()
+    if isinstance(o, Effect):
+        return f"effect {o.kind} p{o.partition} {o.migration or ''}".rstrip()
+    if isinstance(o, (TimerFired, SetTimer, CancelTimer)):
+        return f"{t} {o.key}"
+    if isinstance(o, EffectDone):
+        return f"effect_done {o.effect_id} ok={o.ok}"
+    if isinstance(o, MembershipChanged):
+        return f"members {list(o.members)}"
+    return t
+
+
+def _mig(m: object) -> str:
+    x = getattr(m, "migration", None)
+    return f" {x}" if x is not None else ""
