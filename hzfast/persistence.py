@@ -203,9 +203,12 @@ def _read_members(r: _Reader) -> Members:
 
 def _rows(r: _Reader, P: int, row_bytes: int, layout: str) -> bytes:
     need = P * row_bytes
-    if need != r.left():
-        raise ValueError(f"{layout}: {P:,} partitions need {need:,} bytes of rows, "
-                         f"{r.left():,} {'are' if r.left() != 1 else 'is'} left")
+    if need > r.left():
+        raise ValueError(f"truncated: {P:,} partitions need {need:,} bytes of rows, "
+                         f"{r.left():,} left")
+    if need < r.left():
+        raise ValueError(f"{r.left() - need:,} trailing bytes after the {layout} rows of "
+                         f"{P:,} partitions")
     return r.take(need, "the partition rows")
 
 

@@ -131,7 +131,7 @@ def plot_plan(plan: MigrationPlan, current: NDArray[np.int32], members: Members,
     ax.set_ylabel("queued migrations")
     head = f"{title}: " if title else ""
     extra = f", {unsent:,} with no sender (data lost)" if unsent else ""
-    ax.set_title(f"{head}{total:,} queued migrations per member{extra}")
+    ax.set_title(f"{head}{total:,} queued migrations, in and out per member{extra}")
     ax.grid(axis="y", alpha=0.3)
     ax.set_ylim(0, max(1, int(max(inc.max(initial=0), out.max(initial=0)))) * 1.25)
     ax.legend(loc="upper center", ncol=2, frameon=False, fontsize=9)
@@ -207,7 +207,8 @@ def plot_schedule(plan: MigrationPlan, sched: Schedule, members: Members, path: 
             colors = [_KIND_COLORS.get(MigrationKind(int(c)), "grey") for c in kinds[sel]]
             seen_kinds.update(int(c) for c in kinds[sel])
             ax.broken_barh(list(zip(start[sel].tolist(), (finish[sel] - start[sel]).tolist())),
-                           (m - 0.4 + k * h, h * 0.9), facecolors=colors, linewidth=0)
+                           (m - 0.4 + k * h, h * 0.9), facecolors=colors,
+                           edgecolor="white", linewidth=0.3)
     ax.set_yticks(np.arange(M), [f"{i}  {members.addresses[i]}" if M <= 40 else str(i)
                                  for i in range(M)], fontsize=8)
     ax.set_ylim(M - 0.5, -0.5)

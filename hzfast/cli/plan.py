@@ -512,8 +512,8 @@ def cmd_schedule(args: argparse.Namespace) -> int:
     if args.plot:
         check_output_path(args.plot, "--plot")
     if (args.sizes is None) != (args.bandwidth is None):
-        raise UserError("--sizes: goes with --bandwidth" if args.sizes is None else
-                        "--bandwidth: goes with --sizes (bytes per partition)")
+        raise UserError("--sizes: goes with --bandwidth (MB/s)" if args.bandwidth is None
+                        else "--bandwidth: goes with --sizes (bytes per partition)")
     if args.bandwidth is not None and not args.bandwidth > 0:
         raise UserError(f"--bandwidth: must be > 0 MB/s, got {args.bandwidth}")
     if args.max_parallel < 1:

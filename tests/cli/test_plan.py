@@ -1,104 +1,185 @@
-"""hzfast.cli.plan: topology change, plan, schedule, chart, checked against the library."""
-import sys
+"""hzfast plan -> apply / verify -> schedule: the console script, checked against the library."""
+import json
 
 import numpy as np
 import pytest
 
 import hzfast
-from hzfast.cli import main
+from hzfast import persistence
 from hzfast.cli._inputs import balanced_table
-from hzfast.cli.plan import plan_payload, plot_plan, topology_change
+from hzfast.cli.plan import topology_change
 
-PAYLOAD_KEYS = ["partitions", "replicas", "from_members", "to_members", "arrange_ms", "plan_ms",
-                "migrations", "queued", "instant", "by_kind", "report", "schedule_rounds"]
-
-
-def test_plan_json(run_json, tmp_path):
-    out = tmp_path / "plan.json"
-    p = run_json("plan", "-p", "2000", "-m", "10", "-r", "3", "--to-members", "9",
-                 "-o", str(out), "--json")
-    assert p["migrations"] == p["queued"] + p["instant"] > 0
-    assert sum(p["by_kind"].values()) == p["migrations"]
-    plan = hzfast.MigrationPlan.from_json(out.read_text())
-    assert len(plan) == p["migrations"]
+PNG = b"\x89PNG\r\n\x1a\n"
 
 
-@pytest.mark.parametrize("to_members", [9, 12])
-def test_plan_json_structure_matches_the_library(run_json, tmp_path, to_members):
-    out = tmp_path / "plan.json"
-    p = run_json("plan", "-p", "2000", "-m", "10", "-r", "3", "--to-members", str(to_members),
-                 "--max-parallel", "3", "-o", str(out), "--json")
-    assert list(p) == PAYLOAD_KEYS
-    assert (p["partitions"], p["replicas"], p["from_members"], p["to_members"]) == \
-        (2000, 3, 10, to_members)
-    assert isinstance(p["arrange_ms"], float) and isinstance(p["plan_ms"], float)
-    current, target = topology_change(balanced_table(2000, 10, 3), to_members)
-    plan = hzfast.plan_migrations(current, target)
-    assert hzfast.MigrationPlan.from_json(out.read_text()).to_json() == plan.to_json()
-    assert p["migrations"] == len(plan) and p["instant"] == int(plan.instant.sum())
-    assert list(p["by_kind"]) == [k.name for k in hzfast.MigrationKind]
+@pytest.fixture
+def table_file(tmp_path, run_json):
+    path = tmp_path / "t.npz"
+    run_json("generate", "-p", 1000, "-m", 5, "-r", 3, "-o", path, "--json")
+    return path
+
+
+def _expected(table, **change):
+    c = topology_change(table, **change)
+    plan = hzfast.plan_migrations(c.current, c.target)
+    reps, vers = hzfast.apply_migrations(c.current, None, plan)
+    return c, plan, hzfast.PartitionTable(reps, vers, c.current.members)
+
+
+def test_plan_leave_writes_plan_and_target(tmp_path, table_file, run_json):
+    plan_path, target = tmp_path / "plan.json", tmp_path / "t2.npz"
+    p = run_json("plan", "--table", table_file, "--leave", "127.0.0.1:5705", "-o", plan_path,
+                 "--target", target, "--json")
+    table = hzfast.PartitionTable.load(table_file)
+    c, plan, result = _expected(table, leave=[4])
+    assert hzfast.MigrationPlan.from_json(
+        json.dumps({k: v for k, v in json.loads(plan_path.read_text()).items()
+                    if k not in ("base", "crashed", "members", "target_stamp")})) == plan
+    assert p["migrations"] == len(plan) and p["left"] == [4] and p["crashed"] == []
     assert p["by_kind"] == {k.name: int(v) for k, v in plan.counts().items()}
-    assert p["report"] == hzfast.arrangement_report(current.replicas, target,
-                                                    current.members).to_dict()
-    assert p["schedule_rounds"] == hzfast.schedule(plan, max_parallel_migrations=3).rounds
+    assert p["to_members"] == 4 and p["from_members"] == 5
+    assert p["base_stamp"] == table.stamp and p["target_stamp"] == result.stamp
+    assert hzfast.PartitionTable.load(target) == result
+    # graceful: the leaver is the source of MOVEs, nothing is repaired first
+    assert np.array_equal(c.current.replicas, table.replicas)
+    assert (plan.source == 4).sum() == (table.replicas == 4).sum()
+    assert p["report"] == hzfast.arrangement_report(c.current.replicas, c.target,
+                                                    c.current.members,
+                                                    replica_count=3).to_dict()
+    assert p["report"]["balanced"] and p["report"]["valid"]
 
 
-def test_plan_from_a_saved_table(run_json, tmp_path):
-    path = str(tmp_path / "t.npz")
-    run_json("generate", "-p", "271", "-m", "5", "-r", "3", "-o", path, "--json")
-    p = run_json("plan", "--table", path, "--to-members", "4", "--json")
-    assert (p["partitions"], p["replicas"], p["from_members"]) == (271, 3, 5)
-    payload, *_ = plan_payload(hzfast.PartitionTable.load(path), 4, 10)
-    drop = ("arrange_ms", "plan_ms")
-    assert {k: v for k, v in p.items() if k not in drop} == \
-        {k: v for k, v in payload.items() if k not in drop}
+def test_plan_crash_and_join(tmp_path, table_file, run_json):
+    members = tmp_path / "new.csv"
+    members.write_text("address,zone\n10.1.0.1:5701,b\n10.1.0.2:5701,b\n")
+    plan_path = tmp_path / "plan.json"
+    p = run_json("plan", "--table", table_file, "--crash", "0", "--join", members,
+                 "-o", plan_path, "--json")
+    table = hzfast.PartitionTable.load(table_file)
+    join = persistence.members_from_records(
+        [{"address": "10.1.0.1:5701", "zone": "b"}, {"address": "10.1.0.2:5701", "zone": "b"}],
+        first_index=5)
+    c, plan, result = _expected(table, crash=[0], join=join)
+    assert p["crashed"] == [0] and p["joined"] == 2 and p["to_members"] == 6
+    assert p["migrations"] == len(plan) and p["target_stamp"] == result.stamp
+    doc = json.loads(plan_path.read_text())
+    assert doc["crashed"] == [0] and doc["members"]["addresses"][5:] == ["10.1.0.1:5701",
+                                                                        "10.1.0.2:5701"]
+    # the crash is a repair: the plan starts from the promoted table, not from the file
+    reps, vers = hzfast.repair(table.replicas, np.arange(5) != 0, table.versions)
+    assert np.array_equal(c.current.replicas, reps) and np.array_equal(c.current.versions, vers)
 
 
-def test_topology_change_shrink_and_grow():
-    table = balanced_table(1000, 5, 3)
-    current, target = topology_change(table, 3)
-    assert current.member_count == 5
-    assert [m.lite for m in current.members] == [False] * 3 + [True] * 2
-    assert not np.isin(current.replicas, [3, 4]).any()  # repaired: the leavers hold nothing
-    assert not np.isin(target, [3, 4]).any() and target.shape == (1000, 3)
-    reps, vers = hzfast.repair(table.replicas, np.arange(5) < 3, table.versions)
-    assert np.array_equal(current.replicas, reps) and np.array_equal(current.versions, vers)
+def test_round_trip_plan_apply_verify(tmp_path, table_file, run_json, hz):
+    plan_path, out = tmp_path / "plan.json", tmp_path / "t2.json"
+    run_json("plan", "--table", table_file, "--crash", "1", "--leave", "2", "-o", plan_path,
+             "--json")
+    v = run_json("verify", "--table", table_file, "--plan", plan_path, "--json")
+    table = hzfast.PartitionTable.load(table_file)
+    assert v["applies"] is True and v["reason"] is None and v["table_stamp"] == table.stamp
+    a = run_json("apply", "--table", table_file, "--plan", plan_path, "-o", out, "--json")
+    _, plan, result = _expected(table, crash=[1], leave=[2])
+    back, fmt = persistence.read_table(out)
+    assert fmt == "json" and back == result
+    assert a["stamp_after"] == result.stamp and a["stamp_before"] == table.stamp
+    assert a["version_sum_after"] == persistence.table_sum(result)
+    # versions rose as Hazelcast raises them: repair, then 1 + (sni > -1) + (dci > -1) each
+    rep_v = hzfast.repair(table.replicas, np.arange(5) != 1, table.versions)[1]
+    rise = 1 + (plan.source_new_index > -1) + (plan.destination_current_index > -1)
+    assert persistence.table_sum(result) == int(rep_v.sum()) + int(rise.sum())
+    # the result is not where the plan starts: verify says so, exit status 1
+    done = hz("verify", "--table", out, "--plan", plan_path)
+    assert done.returncode == 1 and done.stdout.count("\n") == 1
+    assert "does not apply" in done.stdout and "already applied" in done.stdout
 
-    current, target = topology_change(table, 7)
-    assert current.member_count == 7 and not any(m.lite for m in current.members)
-    assert np.array_equal(current.replicas, table.replicas)
-    assert set(np.unique(target)) == set(range(7))
-    assert np.array_equal(target, hzfast.arrange(current, current.members, replica_count=3))
+
+def test_verify_detects_a_stale_plan(tmp_path, table_file, run_json, hz):
+    plan_path = tmp_path / "plan.json"
+    run_json("plan", "--table", table_file, "--leave", "4", "-o", plan_path, "--json")
+    table = hzfast.PartitionTable.load(table_file)
+    moved = table.replace(versions=table.versions + (np.arange(1000) == 7))   # one bump
+    moved_path = tmp_path / "moved.npz"
+    moved.save(moved_path)
+    out = hz("verify", "--table", moved_path, "--plan", plan_path, "--json")
+    assert out.returncode == 1
+    v = json.loads(out.stdout)
+    assert v["applies"] is False and v["reason"].startswith("stale plan")
+    assert str(table.stamp) in v["reason"] and v["table_stamp"] == moved.stamp
+    # apply refuses it: one line, exit 2
+    bad = hz("apply", "--table", moved_path, "--plan", plan_path, "-o", tmp_path / "x.npz")
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "stale plan" in bad.stderr
+    assert not (tmp_path / "x.npz").exists()
+
+
+def test_a_bare_library_plan_is_checked_migration_by_migration(tmp_path, run_json, hz):
+    table = balanced_table(300, 4, 2)
+    path = tmp_path / "t.bin"
+    persistence.write_table(path, table, "hz41")
+    c, plan, result = _expected(table, leave=[0])
+    bare = tmp_path / "bare.json"
+    bare.write_text(plan.to_json())
+    assert run_json("verify", "--table", path, "--plan", bare, "--json")["applies"]
+    # on another table the first failing migration is named
+    other = tmp_path / "other.npz"
+    balanced_table(300, 4, 2).replace(replicas=np.roll(table.replicas, 1, axis=0)).save(other)
+    out = hz("verify", "--table", other, "--plan", bare, "--json")
+    v = json.loads(out.stdout)
+    assert out.returncode == 1 and "migration 0 of the plan" in v["reason"]
+
+
+def test_schedule_rounds_and_seconds(tmp_path, table_file, run_json):
+    plan_path = tmp_path / "plan.json"
+    run_json("plan", "--table", table_file, "--leave", "4", "-o", plan_path, "--json")
+    table = hzfast.PartitionTable.load(table_file)
+    c, plan, _ = _expected(table, leave=[4])
+    s = run_json("schedule", "--table", table_file, "--plan", plan_path, "--max-parallel", 3,
+                 "--json")
+    lib = hzfast.schedule(plan, c.current, max_parallel_migrations=3)
+    assert s["rounds"] == lib.rounds == s["makespan"] and s["unit"] == "rounds"
+    assert s["lower_bound"] == lib.lower_bound and s["lower_bound"] <= s["makespan"]
+    assert [m["peak_concurrency"] for m in s["per_member"]] == lib.peak_concurrency.tolist()
+    assert all(m["peak_concurrency"] <= 3 for m in s["per_member"])
+    assert sum(m["incoming"] for m in s["per_member"]) == int((~plan.instant).sum())
+    sizes = tmp_path / "sizes.npy"
+    np.save(sizes, np.arange(1000, dtype=np.float64) * 1e6)
+    s = run_json("schedule", "--table", table_file, "--plan", plan_path, "--sizes", sizes,
+                 "--bandwidth", 50, "--policy", "critical-path", "--json")
+    lib = hzfast.schedule(plan, c.current, sizes=np.arange(1000) * 1e6, bandwidth=50e6,
+                          policy="critical-path")
+    assert s["rounds"] is None and s["unit"] == "seconds"
+    assert s["makespan"] == pytest.approx(lib.makespan) and s["policy"] == "critical-path"
+    assert s["lower_bound"] == pytest.approx(lib.lower_bound)
+
+
+def test_charts_are_pngs(tmp_path, table_file, run_json):
+    plan_path, moves, gantt = tmp_path / "plan.json", tmp_path / "m.png", tmp_path / "g.png"
+    p = run_json("plan", "--table", table_file, "--leave", "4", "-o", plan_path, "--plot",
+                 moves, "--json")
+    s = run_json("schedule", "--table", table_file, "--plan", plan_path, "--plot", gantt,
+                 "--json")
+    for png in (moves, gantt):
+        data = png.read_bytes()
+        assert data[:8] == PNG and 20_000 < len(data) < 2_000_000
+    # the chart counts by sender: the leaver sends its owned partitions, owners the rest
+    assert sum(p["plot"]["incoming"]) == sum(p["plot"]["outgoing"]) == p["queued"]
+    assert p["plot"]["outgoing"][4] == 200   # 1000 partitions / 5 members owned by 4
+    assert p["plot"]["unsent"] == 0
+    assert s["plot"]["bars"] == s["queued"] and max(s["plot"]["lanes"]) <= 10
+
+
+def test_to_members_matches_the_crash_of_the_highest(run_json):
+    p = run_json("plan", "-p", 2000, "-m", 10, "-r", 3, "--to-members", 9, "--json")
+    c, plan, result = _expected(balanced_table(2000, 10, 3), to_members=9)
+    assert p["crashed"] == [9] and p["migrations"] == len(plan)
+    assert p["schedule_rounds"] == hzfast.schedule(plan, c.current).rounds
+    grow = run_json("plan", "-p", 2000, "-m", 10, "-r", 3, "--to-members", 12, "--json")
+    assert grow["joined"] == 2 and grow["to_members"] == 12
 
 
 def test_text_output(run_text):
-    out = run_text("plan", "-p", "2000", "-m", "10", "-r", "3", "--to-members", "9")
+    out = run_text("plan", "-p", 2000, "-m", 10, "-r", 3, "--to-members", 9)
     for title in ("10 -> 9 members", "migrations by kind", "arrangement"):
         assert title in out
     for name in ("schedule_rounds", "SHIFT_UP_SHIFT_DOWN", "excess_ratio", "2,000"):
         assert name in out
     assert "member_counts" not in out and "cyclic_partitions" not in out  # lists stay in JSON
-
-
-def test_plot_writes_a_png(run_json, tmp_path):
-    pytest.importorskip("matplotlib")
-    png = tmp_path / "moves.png"
-    p = run_json("plan", "-p", "2000", "-m", "10", "--to-members", "12", "--plot", str(png),
-                 "--json")
-    assert p["migrations"] > 0
-    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-
-
-def test_plot_without_matplotlib_says_how_to_install(monkeypatch):
-    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib -> ImportError
-    _, current, _, plan = plan_payload(balanced_table(271, 3, 2), 4, 10)
-    with pytest.raises(SystemExit) as e:
-        plot_plan(plan, current.member_count, "never.png")
-    assert e.value.code == "--plot needs matplotlib: pip install 'hzfast[plot]'"
-
-
-def test_bad_parallelism_is_a_library_error(capsys):
-    with pytest.raises(SystemExit) as e:
-        main(["plan", "-p", "100", "-m", "3", "--to-members", "2", "--max-parallel", "0"])
-    assert e.value.code == 2
-    assert capsys.readouterr().err.startswith("hzfast plan: error: ")
