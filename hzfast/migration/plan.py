@@ -249,7 +249,9 @@ destination_current_index, destination_new_index : ndarray[int32] of shape (N,)
                 raise ValueError("a sub-plan must keep the plan's partition order "
                                  "(partition ids ascending)")
         if block.shape[1] > 1 and block.strides[1] != block.itemsize:
-            block = np.ascontiguousarray(block)   # a stepped slice: rows contiguous again
+            # a stepped slice: rows contiguous again (the kernels read them as such)
+            block = np.ascontiguousarray(block)
+            kind, instant = np.ascontiguousarray(kind), np.ascontiguousarray(instant)
         sub = object.__new__(MigrationPlan)
         sub._init(block, kind, instant, self.target,
                   self.prioritized if prioritized is None else prioritized)
