@@ -20,6 +20,7 @@ queued). Expected refusals are returned as ``Answer`` codes, never raised.
 """
 import numpy as np
 
+cimport cython
 from libc.stdlib cimport free, realloc
 
 from hzfast._types cimport int32_t, int64_t, uint8_t, intp_t
@@ -139,6 +140,7 @@ cdef int stack_push(Stack* s, int32_t v) except -1 nogil:
     return 0
 
 
+@cython.auto_pickle(False)   # raw heap buffers: not picklable
 cdef class Core:
     """The executor's state over prepared queues (see the module docstring).
 
