@@ -113,8 +113,8 @@ class PartitionTable:
         ``replica_count`` defaults to ``min(M, 7)`` and may not exceed M.
         """
         P = check_partition_count(partition_count)
-        members = Members.coerce(members)
-        M = len(members)
+        members = Members.coerce(check_members_arg(members))
+        M = check_member_total(len(members))
         if M == 0:
             raise ValueError("members must not be empty")
         R = min(M, MAX_REPLICA_COUNT) if replica_count is None else check_int(

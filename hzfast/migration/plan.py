@@ -227,6 +227,9 @@ destination_current_index, destination_new_index : ndarray[int32] of shape (N,)
 
     def __getitem__(self, item: int | np.integer[Any] | slice | NDArray[np.bool_]
                     | NDArray[np.integer[Any]] | Sequence[int]) -> "Migration | MigrationPlan":
+        if isinstance(item, (bool, np.bool_)):
+            raise TypeError("a plan is indexed by a position, a slice, a mask array or "
+                            "positions, not a bool")
         if isinstance(item, (int, np.integer)):
             i = int(item)
             n = len(self)

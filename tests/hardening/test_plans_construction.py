@@ -358,3 +358,11 @@ def test_load_names_the_file(tmp_path):
         MigrationPlan.load(bad)
     with pytest.raises(FileNotFoundError):
         MigrationPlan.load(tmp_path / "missing.json")
+
+
+def test_a_bool_is_not_a_position(real):
+    _, plan = real
+    for item in (True, np.bool_(False)):
+        with pytest.raises(TypeError, match="not a bool"):
+            plan[item]
+    assert plan[np.ones(len(plan), bool)] == plan       # a mask array still works

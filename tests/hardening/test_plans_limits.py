@@ -67,6 +67,11 @@ def test_member_counts_beyond_the_limit(members):
         PartitionTable.empty(10, 3, members=members)
     with _Budget(), pytest.raises(ValueError, match="members must be <= 65536"):
         hzfast.arrange(np.full((4, 2), -1, np.int32), members)
+    with _Budget(), pytest.raises(ValueError, match="members must be <= 65536"):
+        PartitionTable.round_robin(10, members)
+    with _Budget(), pytest.raises(ValueError, match="members must be <= 65536"):
+        hzfast.arrangement_report(np.full((4, 2), -1, np.int32),
+                                  np.full((4, 2), -1, np.int32), members)
 
 
 @pytest.mark.parametrize("alive", [[2**40], np.array([2**40]), [MAX_MEMBER_COUNT],
