@@ -1,7 +1,7 @@
 """Type stub for the hzfast.migration._executor extension (Cython types in trailing comments)."""
 import numpy as np
 from numpy.typing import NDArray
-from typing_extensions import disjoint_base
+from typing_extensions import Self, disjoint_base
 
 ROW_WAITING: int
 ROW_IN_FLIGHT: int
@@ -40,7 +40,7 @@ class Core:  # cdef class
         pair_count: int,  # intp_t
         member_count: int,  # intp_t
         limit: int,  # int32_t
-    ) -> Core: ...  # __cinit__
+    ) -> Self: ...  # __cinit__
     def ready(self) -> NDArray[np.int64]: ...
     def check_start(self, k: int) -> int: ...  # intp_t in [0, N) -> Answer
     def start(self, k: int) -> int: ...  # intp_t in [0, N) -> Answer

@@ -105,17 +105,18 @@ def merge_tables(local_replicas: TableLike, local_versions: VectorLike,
     ...
     hzfast.protocol.tables.DivergedTableError: received table diverged from the local one in 1 partition (equal version, other replicas): 1; nothing applied
     """
-    lr = _check.as_table(local_replicas, "local_replicas")
-    rr = _check.as_table(received_replicas, "received_replicas")
-    _check.same_shape(lr, rr, "local_replicas", "received_replicas")
-    P, R = lr.shape
-    lv = _check.as_versions(local_versions, P, "local_versions")
-    rv = _check.as_versions(received_versions, P, "received_versions")
-    replicas = np.empty((P, R), dtype=np.int32)
-    versions = np.empty(P, dtype=np.int32)
+    # fresh private copies of the local table become the result (the kernel writes only
+    # the rows it takes from the received table); the received one is a private snapshot
+    replicas = _check.as_table(local_replicas, "local_replicas", writable=True)
+    received = _check.as_table(received_replicas, "received_replicas")
+    _check.same_shape(replicas, received, "local_replicas", "received_replicas")
+    P = replicas.shape[0]
+    versions = _check.as_versions(local_versions, P, "local_versions", writable=True)
+    received_v = _check.as_versions(received_versions, P, "received_versions")
     updated = np.empty(P, dtype=np.bool_)
     diverged = np.empty(P, dtype=np.int32)
-    count = _merge.merge(lr, lv, rr, rv, replicas, versions, updated.view(np.uint8), diverged)
+    count = _merge.merge(replicas, versions, received, received_v, updated.view(np.uint8),
+                         diverged)
     if count:
         raise DivergedTableError(diverged[:count])
     return replicas, versions, updated
