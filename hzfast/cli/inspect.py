@@ -146,8 +146,10 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 def _report_payload(current: PartitionTable, target: NDArray[np.int32], members: Members,
                     grouping: str) -> dict[str, Any]:
+    """The report of ``target`` against ``current`` at the target's replica count."""
     with flag("--grouping"):
-        rep = hzfast.arrangement_report(current.replicas, target, members, grouping=grouping)
+        rep = hzfast.arrangement_report(current.replicas, target, members, grouping=grouping,
+                                        replica_count=int(target.shape[1]))
     d = rep.to_dict()
     d["excess_ratio"] = ratio(rep.excess_ratio)
     d["max_deviation"] = ratio(rep.max_deviation)

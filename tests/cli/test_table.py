@@ -1,9 +1,9 @@
-"""hzfast.cli.table: generate, stamp and locate, checked against the library."""
+"""hzfast.cli.table: generate, stamp, locate and export, checked against the library."""
 import numpy as np
 import pytest
 
 import hzfast
-from hzfast.cli import main
+from hzfast import persistence
 
 
 def test_generate_then_stamp_and_locate(tmp_path, run_json):
@@ -23,9 +23,16 @@ def test_generate_then_stamp_and_locate(tmp_path, run_json):
         hzfast.partition_ids(np.array([7, -9], dtype=np.int64), 271).tolist()
 
 
-def test_locate_ignite(run_json):
-    loc = run_json("locate", "-p", "1024", "-m", "4", "--system", "ignite", "key", "--json")
-    assert loc["keys"][0]["partition"] == hzfast.ignite.partition_ids(["key"], 1024).tolist()[0]
+def test_locate_ignite_uses_an_ignite_assignment(run_json):
+    loc = run_json("locate", "-p", "1024", "-m", "4", "-r", "2", "--system", "ignite", "key",
+                   "alice", "--json")
+    members = hzfast.Members.from_count(4)
+    nodes = hzfast.ignite.assign(list(members.uuids), partitions=1024, backups=1)
+    for row, key in zip(loc["keys"], ("key", "alice")):
+        p = hzfast.ignite.partition_ids([key], 1024).tolist()[0]
+        assert row["partition"] == p
+        assert [row["owner"], *row["backups"]] == nodes[p].tolist()
+        assert row["owner_address"] == members.addresses[nodes[p, 0]]
 
 
 def test_generate_json_structure(tmp_path, run_json):
@@ -43,7 +50,8 @@ def test_generate_json_structure(tmp_path, run_json):
 
 def test_stamp_json_structure(run_json):
     st = run_json("stamp", "-p", "1000", "-m", "4", "--json")
-    assert list(st) == ["partitions", "stamp", "stamp_hex_u64"]
+    assert list(st) == ["partitions", "stamp", "stamp_hex_u64", "version_sum"]
+    assert st["version_sum"] == 0
     table = hzfast.PartitionTable(
         hzfast.arrange(hzfast.PartitionTable.empty(1000, 4, 4), 4), members=4)
     assert st["partitions"] == 1000 and st["stamp"] == table.stamp == hzfast.stamp(table.versions)
@@ -83,8 +91,33 @@ def test_text_output(tmp_path, run_text):
     assert f" {p} " in out and table.members[int(table.replicas[p, 0])].address in out
 
 
-def test_locate_non_integer_key_exits_with_message():
-    with pytest.raises(SystemExit) as e:
-        main(["locate", "-p", "271", "--key-type", "int", "x"])
-    # a message, not a status: the interpreter prints it and exits with status 1
-    assert e.value.code == "hzfast locate: --key-type int needs integer keys"
+def test_locate_non_integer_key_is_a_user_error(run_error):
+    err = run_error("locate", "-p", "271", "--key-type", "int", "x")
+    assert err == "hzfast locate: error: --key-type int: key 'x' is not an integer\n"
+
+
+@pytest.mark.parametrize("fmt", persistence.FORMATS)
+def test_export_every_format_reads_back(fmt, tmp_path, run_json):
+    src = tmp_path / "t.npz"
+    run_json("generate", "-p", "500", "-m", "6", "-r", "4", "-o", src, "--json")
+    out = tmp_path / f"t.{fmt}"
+    e = run_json("export", "--table", src, "--format", fmt, "-o", out, "--json")
+    table = hzfast.PartitionTable.load(src)
+    back, found = persistence.read_table(out)
+    assert found == fmt and e["bytes"] == out.stat().st_size and e["stamp"] == table.stamp
+    assert back == table            # versions all 0: the legacy layout loses nothing here
+    # any command reads it back, whatever its name says
+    assert run_json("stamp", "--table", out, "--json")["stamp"] == table.stamp
+
+
+def test_generate_with_a_members_file(tmp_path, run_json):
+    members = tmp_path / "m.json"
+    members.write_text('[{"address": "10.0.0.1:5701", "zone": "a"}, '
+                       '{"address": "10.0.0.2:5701", "zone": "b"}, '
+                       '{"address": "10.0.0.3:5701", "zone": "a", "lite": true}]')
+    out = tmp_path / "t.json"
+    g = run_json("generate", "-p", "100", "--members-file", members, "-o", out, "--json")
+    table, fmt = persistence.read_table(out)
+    assert fmt == "json" and g["members"] == 3 and table.members.zones == ("a", "b", "a")
+    assert not (table.replicas == 2).any()          # the lite member holds nothing
+    assert table.replica_count == 3 and (table.replicas[:, 2] == -1).all()
