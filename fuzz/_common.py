@@ -180,13 +180,13 @@ def dress_ints(fdp: Any, values: list[int], shape: tuple[int, ...]
         return arr, [int(x) for x in arr.ravel().tolist()], how
     if how in ("float64", "float_frac"):
         arr_f = np.array([float(v) for v in values], dtype=np.float64).reshape(shape)
-        if how == "float_frac" and arr_f.size:
+        if how == "float_frac" and arr_f.size:   # (an empty array has nothing to round)
             arr_f.flat[fdp.ConsumeIntInRange(0, arr_f.size - 1)] += 0.5
             return arr_f, None, how
         ok = all(float(v).is_integer() and abs(v) <= 2**53 for v in values)
         return arr_f, [int(v) for v in values] if ok else None, how
     if how == "bool":
-        return arr64.astype(bool), None, how
+        return arr64.astype(bool), (None if values else []), how
     arr32 = arr64.astype(np.int32)
     logical = [int(x) for x in arr32.ravel().tolist()]
     if how == "big_endian":
