@@ -173,6 +173,7 @@ class Node:
         self._publish: tuple[tuple[MigrationId, ...], dict[int, bool | None]] | None = None
         self._check_timer = False
         self._was_master = False
+        self._told: set[int] = set()                          # members sent the full table
         self.diverged = 0                                     # diverged partitions seen
 
     # ------------------------------------------------------------------ views
@@ -473,7 +474,8 @@ class Node:
             cur = int(self.versions[p])
             if x.final <= cur:
                 keep[x.id] = x
-                self._finalize(x)
+                if x.id not in self._finalized:
+                    self._finalize(x)
                 continue
             if x.initial != cur:
                 ok = False
@@ -614,11 +616,9 @@ class Node:
             why = "not the owner"
         elif x.destination not in self.members:
             why = "destination is not a member"
-        elif p in self._finalizing:
-            why = "a finalization is pending"
         elif not legacy and int(self.versions[p]) != x.initial:
             why = f"version {int(self.versions[p])} != initial {x.initial}"
-        elif act is not None:
+        elif self.active.get(p) is not None:        # (the list may have finalized one)
             why = "another migration is active"
         if why:
             self._send(m.sender, msg.MigrationResult(self.me, x, False, why))
@@ -637,8 +637,6 @@ class Node:
                 why = "not the destination"
             elif not self._apply_completed(m.completed):
                 why = "version mismatch"
-            elif x.partition in self._finalizing:
-                why = "a finalization is pending"
             elif int(self.versions[x.partition]) != x.initial:
                 why = "version mismatch"
             else:
@@ -866,6 +864,7 @@ class Node:
 
     # ------------------------------------------------------------------ master loop
     def _publish_table(self) -> None:
+        self._told = set(self.members)
         self._mark("table_published")
         for m in self.members:
             if m != self.me:
@@ -919,16 +918,22 @@ class Node:
         self._publish_table()
 
     def _dense(self) -> tuple[NDArray[np.int32], NDArray[np.int64], Members]:
+        """The table in member-index form (view position), for the arranger and planner."""
         ids = np.asarray(self.members, dtype=np.int64)
-        order = np.argsort(ids, kind="stable")
-        srt = ids[order]
-        r = self.replicas.astype(np.int64)
-        pos = np.searchsorted(srt, r)
-        pos = np.minimum(pos, len(srt) - 1)
-        hit = (r >= 0) & (srt[pos] == r)
-        dense = np.where(hit, order[pos], -1).astype(np.int32)
+        r = self.replicas
+        top = max(int(r.max(initial=-1)), int(ids.max(initial=-1)))
+        if top < 1 << 22:                       # a lookup table (member ids are small)
+            lut = np.full(top + 2, -1, dtype=np.int32)
+            lut[ids] = np.arange(len(ids), dtype=np.int32)
+            dense = lut[r]                      # r == -1 reads lut[-1] == -1
+        else:
+            uniq, inv = np.unique(r, return_inverse=True)
+            pos = {int(m): i for i, m in enumerate(self.members)}
+            code = np.asarray([pos.get(int(u), -1) for u in uniq], dtype=np.int32)
+            dense = code[inv.reshape(r.shape)]
         lite = [m in self.lite for m in self.members]
-        return dense, ids, Members.from_count(len(ids), lite=lite)
+        return np.ascontiguousarray(dense, dtype=np.int32), ids, Members.from_count(
+            len(ids), lite=lite)
 
     def _repair(self) -> bool:
         """Rule 7: empty departed/lite slots; start promotions. True: waiting for them."""
@@ -989,51 +994,71 @@ class Node:
             self._timer_set(("retry",), self.config.retry_delay)
 
     def _plan(self) -> None:
+        if any(m not in self._told for m in self.members):   # joiners get the table first
+            self._publish_table()
         dense, ids, members = self._dense()
         if not self.data_members:
             return
         target = arrange(dense, members, replica_count=self.replicas.shape[1])
+        if self.config.design == "legacy":
+            self._legacy_plan(dense, target, ids)
+            return
         plan = plan_migrations(dense, target)
         if not len(plan):
             return
-        legacy = self.config.design == "legacy"
-        kinds = plan.kind
-        dni = plan.destination_new_index
-        sci = plan.source_current_index
-        instant = plan.instant.copy()
-        if legacy:      # rule 10(a): only owner changes move data; the rest goes straight in
-            instant |= (dni != 0) & (sci != 0)
-        del kinds
         changed = False
-        for i in np.flatnonzero(instant).tolist():
+        for i in np.flatnonzero(plan.instant).tolist():     # §6: instant decisions at once
             x = self._info(plan, i, ids)
             apply_to_row(self.replicas[x.partition], x)
             self.versions[x.partition] += x.increment
             changed = True
         if changed:
             self._publish_table()
-        if legacy:
-            keep = ~instant
-            if not keep.any():
-                return
-            plan = plan[np.flatnonzero(keep)]
-            dense = self._dense()[0]
-        ex = Executor(plan, dense, self.config.max_parallel_migrations)
-        self._run = _Run(ex, ids)
+        self._start_run(plan, dense, ids)
+
+    def _start_run(self, plan: MigrationPlan, dense: NDArray[np.int32],
+                   ids: NDArray[np.int64]) -> None:
+        self._run = _Run(Executor(plan, dense, self.config.max_parallel_migrations), ids)
         self._run_plan = plan
         self._drive()
 
-    def _info(self, plan: object, i: int, ids: NDArray[np.int64]) -> MigrationInfo:
-        m = plan[i]  # type: ignore[index]
-        src = int(ids[m.source]) if m.source >= 0 else -1
-        dst = int(ids[m.destination])
+    def _legacy_plan(self, dense: NDArray[np.int32], target: NDArray[np.int32],
+                     ids: NDArray[np.int64]) -> None:
+        """Rule 10(a): backup slots take their target at once; owner changes migrate."""
+        old = dense
+        moved = (target != old).any(axis=1)
+        if not moved.any():
+            return
+        owner_change = moved & (target[:, 0] != old[:, 0]) & (old[:, 0] >= 0)
+        interim = target.copy()
+        rows = np.flatnonzero(owner_change)
+        src = old[rows, 0]
+        interim[rows, 0] = src
+        sni = np.full(len(rows), -1, dtype=np.int32)
+        for k, p in enumerate(rows.tolist()):       # the old owner waits at 0 until the move
+            hit = np.flatnonzero(interim[p, 1:] == src[k])
+            if len(hit):
+                sni[k] = hit[0] + 1
+                interim[p, hit[0] + 1] = -1
+        n_changed = (interim != old).sum(axis=1).astype(np.int32)
+        self.versions += n_changed
+        self.replicas = np.where(interim >= 0, ids[np.maximum(interim, 0)], -1).astype(np.int32)
+        self._publish_table()
+        if not len(rows):
+            return
+        n = len(rows)
+        plan = MigrationPlan(rows, src, np.zeros(n, np.int32), sni, target[rows, 0],
+                             np.full(n, -1, np.int32), np.zeros(n, np.int32))
+        self._start_run(plan, np.ascontiguousarray(interim, dtype=np.int32), ids)
+
+    def _info(self, plan: MigrationPlan, i: int, ids: NDArray[np.int64]) -> MigrationInfo:
+        """Plan row ``i`` as a migration of this master, from the partition's version now."""
+        p, s, sci, sni, d, dci, dni = (int(v) for v in plan._columns[:, i])
         self._seq += 1
-        v = int(self.versions[m.partition_id])
-        x = MigrationInfo((self.me, self._seq), int(m.partition_id), src,
-                          int(m.source_current_index), int(m.source_new_index), dst,
-                          int(m.destination_current_index), int(m.destination_new_index),
-                          self.me, v, v)
-        return replace(x, final=v + x.increment)
+        v = int(self.versions[p])
+        inc = 1 + (sni > -1) + (dci > -1)
+        return MigrationInfo((self.me, self._seq), p, int(ids[s]) if s >= 0 else -1, sci, sni,
+                             int(ids[d]), dci, dni, self.me, v, v + inc)
 
     def _drive(self) -> None:
         run = self._run

@@ -63,7 +63,11 @@ class CancelTimer(Output):
 @dataclass(frozen=True, slots=True)
 class Effect(Output):
     """Do something to this member's replica data, then report
-    :class:`~hzfast.protocol.events.EffectDone` with ``id`` (see :data:`EFFECT_KINDS`)."""
+    :class:`~hzfast.protocol.events.EffectDone` with ``id`` (see :data:`EFFECT_KINDS`).
+
+    A runtime performs one member's effects in the order the node returned them (a
+    source's ``clear`` before a later ``install`` of the same partition, an ``install``
+    before a later ``copy``); their completions may be reported in any order."""
 
     id: int
     kind: str

@@ -172,7 +172,7 @@ class Simulation:
         self.clogged: dict[tuple[int, int], int] = {}
         self.filters: dict[type, tuple[str, int]] = {}
         self.script = [(c, 0) for c in script]
-        self.recent: deque[str] = deque(maxlen=60)
+        self.recent: deque[tuple[int, int, object]] = deque(maxlen=60)
         self.trace: list[str] = []
         self.events = 0
         # data
@@ -188,9 +188,11 @@ class Simulation:
         self.lost_by_clear: set[int] = set()
         self.expected_lost: set[int] = set()
         self.write_batches = 0
+        self.write_tries: dict[int, int] = {}
         self.write_window = write_window
         self.sync_ticks = sync_ticks
         self.sync_free: dict[int, int] = {}
+        self.effect_free: dict[int, int] = {}
         self.initial_members = members
         # cluster
         for _ in range(members):
@@ -276,7 +278,7 @@ class Simulation:
         outs = node.handle(ev, self.now)
         if self.trace_on:
             self.trace.append(f"{self.now} m{mid} <- {_short(ev)}")
-        self.recent.append(f"{self.now} m{mid} <- {_short(ev)}")
+        self.recent.append((self.now, mid, ev))
         v = node.versions
         last = self.last_versions[mid]
         if last.shape == v.shape and (v < last).any():
@@ -296,9 +298,11 @@ class Simulation:
                                            (mid, o.key, self.seq)))  # type: ignore[attr-defined]
             elif t is CancelTimer:
                 self.timer_tok.pop((mid, o.key), None)     # type: ignore[attr-defined]
-            elif t is Effect:
-                self._push(self.now + (self.rng.randint(1, 3) if self.faulty else 1),
-                           "effect", (mid, o))
+            elif t is Effect:        # a member's effects are performed in order
+                at = max(self.now + (self.rng.randint(1, 3) if self.faulty else 1),
+                         self.effect_free.get(mid, 0))
+                self.effect_free[mid] = at
+                self._push(at, "effect", (mid, o))
             elif t is Mark:
                 self._on_mark(mid, o, crash)               # type: ignore[arg-type]
             if self.trace_on:
@@ -349,7 +353,7 @@ class Simulation:
         self.staged.pop(m, None)
         self.view.remove(m)
         self.injected["member_crashed"] += 1
-        self.recent.append(f"{self.now} CRASH m{m} ({why})")
+        self.recent.append((self.now, m, f"CRASH ({why})"))
         if self.trace_on:
             self.trace.append(f"{self.now} CRASH m{m} ({why})")
         delay = self.fp.detect_delay if self.faulty else 10
@@ -365,7 +369,7 @@ class Simulation:
     def _event_join(self) -> None:
         m = self._new_member()
         self.injected["member_joined"] += 1
-        self.recent.append(f"{self.now} JOIN m{m}")
+        self.recent.append((self.now, m, "JOIN"))
         self._publish_view()
 
     # ------------------------------------------------------------------ data
@@ -475,7 +479,9 @@ class Simulation:
             return
         rng = self.rng
         self.write_batches += 1
-        retry = self.now + (rng.randint(5, 40) if self.faulty else 10)
+        tries = self.write_tries.get(p, 0) + 1
+        self.write_tries[p] = tries
+        retry = self.now + min(10 * tries, 200) + (rng.randint(0, 20) if self.faulty else 0)
         live = [m for m in self.view if self.nodes[m].initialized]
         if not live:
             self._push(retry, "write", p)
@@ -678,7 +684,8 @@ class Simulation:
             self._final_checks()
         r.violations = list(self.violations)
         r.trace = self.trace
-        r.last_events = list(self.recent)
+        r.last_events = [f"{t} m{m} {e if isinstance(e, str) else '<- ' + _short(e)}"
+                         for t, m, e in self.recent]
         return r
 
     def _final_checks(self) -> None:
