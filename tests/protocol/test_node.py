@@ -1,0 +1,197 @@
+"""The protocol node on its own: its contract as a sans-I/O state machine (no sockets,
+clocks or randomness; the same events give the same outputs), its rejections of what a
+faulty network can deliver, and the table rules it applies (docs/design.md §7)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hzfast.protocol import (Config, EffectDone, Mark, MembershipChanged, MessageReceived,
+                             MigrationInfo, MigrationStatus, Node, Send, TimerFired, messages)
+
+P = 8
+
+
+def _pair() -> tuple[Node, Node]:
+    """A master (1) and a member (2) that took the master's first table."""
+    cfg = Config(partition_count=P, backup_count=1)
+    a, b = Node(1, cfg), Node(2, cfg)
+    view = MembershipChanged((1, 2))
+    out = a.handle(view, 0)
+    b.handle(view, 0)
+    tables = [o.message for o in out if isinstance(o, Send)
+              and isinstance(o.message, messages.PartitionTableUpdate)]
+    assert tables, "the master publishes its first table"
+    b.handle(MessageReceived(1, tables[0]), 1)
+    return a, b
+
+
+def _marks(out: list[object]) -> list[str]:
+    return [o.name for o in out if isinstance(o, Mark)]
+
+
+def test_first_master_initializes_and_publishes() -> None:
+    a, b = _pair()
+    assert a.is_master and not b.is_master and a.initialized and b.initialized
+    assert np.array_equal(a.replicas, b.replicas) and a.stamp == b.stamp
+    assert set(np.unique(a.replicas[:, :2])) == {1, 2}
+    assert (a.versions == 2).all()                    # a fresh table with 2 replicas is at 2
+
+
+def test_same_events_same_outputs() -> None:
+    runs = []
+    for _ in range(2):
+        a, b = _pair()
+        out = a.handle(MembershipChanged((1, 2, 3)), 5)
+        runs.append(repr(out))
+    assert runs[0] == runs[1]
+
+
+def test_handle_rejects_programming_errors() -> None:
+    a, _ = _pair()
+    with pytest.raises(TypeError, match="event"):
+        a.handle("membership", 1)                      # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="now"):
+        a.handle(TimerFired(("check",)), 1.5)          # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="message"):
+        a.handle(MessageReceived(2, "hello"), 1)       # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        Node("m1", Config())                           # type: ignore[arg-type]
+    with pytest.raises(ValueError):
+        Node(-1, Config())
+    with pytest.raises(ValueError, match="design"):
+        Config(design="fast")
+    with pytest.raises(ValueError, match="backup_count"):
+        Config(backup_count=7)
+    with pytest.raises(ValueError, match="repeat"):
+        MembershipChanged((1, 1))
+
+
+def _info(p: int, initial: int, status: MigrationStatus = MigrationStatus.SUCCESS,
+          master: int = 1) -> MigrationInfo:
+    return MigrationInfo((master, 99), p, -1, -1, -1, 2, -1, 1, master, initial, initial + 1,
+                         status)
+
+
+def test_messages_from_a_non_master_are_rejected() -> None:
+    a, b = _pair()
+    before = b.replicas.copy(), b.versions.copy()
+    forged = messages.PartitionTableUpdate(3, np.zeros((P, 7), np.int32), b.versions + 5)
+    out = b.handle(MessageReceived(3, forged), 2)          # 3 is not even a member
+    assert "message_rejected" in _marks(out)
+    b.handle(MembershipChanged((1, 2, 3)), 3)
+    out = b.handle(MessageReceived(3, forged), 4)          # a member, not the master
+    assert "message_rejected" in _marks(out)
+    assert any(isinstance(o, Send) and isinstance(o.message, messages.PartitionTableAck)
+               and not o.message.ok for o in out)
+    assert np.array_equal(b.replicas, before[0]) and np.array_equal(b.versions, before[1])
+
+
+def test_sender_must_match_the_connection() -> None:
+    a, b = _pair()
+    out = b.handle(MessageReceived(1, messages.PartitionStateCheck(2, 0)), 2)
+    assert "message_rejected" in _marks(out)
+
+
+def test_diverged_table_is_rejected_whole() -> None:
+    a, b = _pair()
+    r = b.replicas.copy()
+    r[3, [0, 1]] = r[3, [1, 0]]                     # same version, other replicas
+    v = b.versions.copy()
+    v[5] += 4                                       # a newer partition that must not land
+    out = b.handle(MessageReceived(1, messages.PartitionTableUpdate(1, r, v)), 2)
+    assert "diverged_rejected" in _marks(out)
+    assert b.versions[5] == 2 and not np.array_equal(b.replicas[3], r[3])
+    ack = [o.message for o in out if isinstance(o, Send)][0]
+    assert isinstance(ack, messages.PartitionTableAck) and not ack.ok and ack.diverged == (3,)
+
+
+def test_newer_table_taken_older_ignored() -> None:
+    a, b = _pair()
+    r, v = b.replicas.copy(), b.versions.copy()
+    r[2, 1] = -1
+    v[2] += 1
+    v[4] -= 1
+    r[4, 0], r[4, 1] = r[4, 1], r[4, 0]
+    b.handle(MessageReceived(1, messages.PartitionTableUpdate(1, r, v)), 2)
+    assert b.replicas[2, 1] == -1 and b.versions[2] == 3
+    assert b.versions[4] == 2 and b.replicas[4, 0] == a.replicas[4, 0]
+
+
+def test_partial_update_applies_in_order_and_rejects_a_gap() -> None:
+    a, b = _pair()
+    ok = _info(0, 2)
+    gap = _info(1, 5)                                # the member is at 2: does not line up
+    out = b.handle(MessageReceived(1, messages.PublishCompletedMigrations(1, (ok, gap))), 2)
+    assert b.versions[0] == 3 and b.replicas[0, 1] == 2
+    assert b.versions[1] == 2
+    assert "partial_update_rejected" in _marks(out)
+    ack = [o.message for o in out if isinstance(o, Send)][0]
+    assert isinstance(ack, messages.PublishCompletedAck) and ack.ok is False
+
+
+def test_failed_migration_adds_its_recorded_increment() -> None:
+    a, b = _pair()
+    x = MigrationInfo((1, 7), 6, -1, -1, -1, 2, -1, 1, 1, 2, 4, MigrationStatus.FAILED)
+    b.handle(MessageReceived(1, messages.PublishCompletedMigrations(1, (x,))), 2)
+    assert b.versions[6] == 4 and np.array_equal(b.replicas[6], a.replicas[6])
+
+
+def test_commit_rules_on_the_destination() -> None:
+    """final == current: already applied; final < current: no; initial != current: no."""
+    a, b = _pair()
+    p = int(np.flatnonzero(b.replicas[:, 0] == 1)[0])
+    # owner 1 and backup 2 swap (a shift up with a shift down): 1 + 1 + 1 = +3
+    x = MigrationInfo((1, 5), p, 1, 0, 1, 2, 1, 0, 1, 2, 5)
+    assert x.increment == 3
+
+    def commit(m: MigrationInfo) -> bool:
+        out = b.handle(MessageReceived(1, messages.MigrationCommit(1, m)), 3)
+        return [o.message for o in out if isinstance(o, Send)][0].ok   # type: ignore[attr-defined]
+
+    assert commit(x) is True
+    assert b.versions[p] == x.final and b.replicas[p, 0] == 2 and b.replicas[p, 1] == 1
+    assert commit(x) is True                                     # idempotent
+    older = MigrationInfo((1, 4), p, 1, 0, 1, 2, 1, 0, 1, 1, 3)
+    assert commit(older) is False
+    skewed = MigrationInfo((1, 6), p, 2, 0, 1, 1, 1, 0, 1, 9, 12)
+    assert commit(skewed) is False
+    assert b.versions[p] == x.final
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_garbage_messages_never_raise(data: st.DataObject) -> None:
+    """Whatever a faulty network delivers, handle() returns outputs and the table stays a
+    valid table (no exception escapes for a message)."""
+    a, b = _pair()
+    ints = st.integers(-3, 12)
+    mig = st.builds(MigrationInfo, st.tuples(ints, ints), ints, ints, ints, ints, ints, ints,
+                    ints, ints, ints, ints, st.sampled_from(list(MigrationStatus)), st.booleans())
+    arr = st.sampled_from([np.zeros((P, 7), np.int32), np.full((P, 7), -1, np.int32),
+                           np.zeros((P, 3), np.int32), np.zeros(P, np.int64)])
+    sender = data.draw(st.sampled_from([1, 2]))
+    m = data.draw(st.one_of(
+        st.builds(messages.MigrationRequest, st.just(sender), mig, st.lists(mig, max_size=3).map(tuple)),
+        st.builds(messages.MigrationTransfer, st.just(sender), mig, st.lists(mig, max_size=3).map(tuple)),
+        st.builds(messages.MigrationCommit, st.just(sender), mig),
+        st.builds(messages.MigrationResult, st.just(sender), mig, st.booleans()),
+        st.builds(messages.MigrationCommitResponse, st.just(sender), mig, st.booleans()),
+        st.builds(messages.PublishCompletedMigrations, st.just(sender),
+                  st.lists(mig, max_size=4).map(tuple)),
+        st.builds(messages.PartitionTableUpdate, st.just(sender), arr, arr),
+        st.builds(messages.PromotionCommit, st.just(sender), arr, arr,
+                  st.lists(mig, max_size=2).map(tuple), ints, ints),
+        st.builds(messages.FetchPartitionState, st.just(sender)),
+        st.builds(messages.ReplicaSyncRequest, st.just(sender), ints),
+        st.builds(messages.PartitionStateCheck, st.just(sender), st.integers()),
+    ))
+    for node in (a, b):
+        out = node.handle(MessageReceived(sender, m), 9)
+        assert isinstance(out, list)
+        assert node.replicas.shape == (P, 7) and node.versions.shape == (P,)
+        assert node.versions.dtype == np.int32
+        node.handle(EffectDone(12345, False), 10)                 # unknown effect: ignored
+        node.handle(TimerFired("nonsense"), 11)
