@@ -542,7 +542,10 @@ class Node:
                            detail=f"{len(e.partitions)} partitions diverged")
                 return False, tuple(int(p) for p in e.partitions)
             accepted = bool((versions >= self.versions).any())
+            old = self.replicas
             self.replicas, self.versions = new_r, new_v
+            if self.config.design == "safe" and updated.any():
+                self._drop_stale(old, updated)
         keep: dict[MigrationId, MigrationInfo] = {}
         for x in completed:
             if isinstance(x, MigrationInfo) and x.status != ACTIVE:
@@ -551,6 +554,18 @@ class Node:
         if not self.is_master:
             self.completed = keep
         return accepted, ()
+
+    def _drop_stale(self, old: NDArray[np.int32], updated: NDArray[np.bool_]) -> None:
+        """A newer table from the master no longer lists this member at a data index of a
+        partition it held (a completed migration it never heard of moved it out): the
+        master committed that, so its copy goes (no data stays on non-replicas)."""
+        k = self.config.backup_count + 1
+        me = self.me
+        was = (old[:, :k] == me).any(axis=1)
+        now = (self.replicas[:, :k] == me).any(axis=1)
+        for p in np.flatnonzero(updated & was & ~now).tolist():
+            if p not in self.active:
+                self._effect("clear", p)
 
     # ------------------------------------------------------------------ handlers (any member)
     def _from_master(self, m: msg.Message) -> bool:
