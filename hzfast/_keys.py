@@ -432,12 +432,12 @@ def _from_arrow(arr: Any, key_type: str | None, name: str) -> KeyBatch:
     if kind in ("int", "long"):
         if key_type in ("string", "data"):
             raise _mismatch(name, key_type, f"arrow {t}")
-        width = 4 if kind == "int" else 8
-        values = _arrow_buffer(arr, 1, (arr.offset + n) * width, name)
-        values = np.frombuffer(values, dtype=np.int32 if kind == "int" else np.int64,
-                               count=arr.offset + n)[arr.offset:] if n else \
-            np.empty(0, np.int32 if kind == "int" else np.int64)
-        return _ints(values, key_type, name, kind)
+        dtype = np.dtype(np.int32 if kind == "int" else np.int64)
+        ints: NDArray[np.integer[Any]] = np.empty(0, dtype)
+        if n:   # zero-copy, offset honoured; the buffer must cover the array
+            buf = _arrow_buffer(arr, 1, (arr.offset + n) * dtype.itemsize, name)
+            ints = np.frombuffer(buf, dtype=dtype, count=arr.offset + n)[arr.offset:]
+        return _ints(ints, key_type, name, kind)
     if key_type is not None and key_type != kind:
         raise _mismatch(name, key_type, f"arrow {t}")
     if n == 0:
