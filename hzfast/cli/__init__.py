@@ -38,7 +38,8 @@ from hzfast.cli._errors import Parser, UserError, one_line
 __all__ = ["COMMAND_GROUPS", "build_parser", "main"]
 
 #: The modules of ``hzfast.cli`` that add sub-commands, in ``--help`` order.
-COMMAND_GROUPS: tuple[str, ...] = ("demo", "table", "plan", "inspect", "restart", "ignite")
+COMMAND_GROUPS: tuple[str, ...] = ("demo", "table", "plan", "inspect", "restart", "ignite",
+                                   "simulate")
 
 
 def _leaves(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:

@@ -1,0 +1,44 @@
+"""``hzfast simulate`` through the real console script."""
+from __future__ import annotations
+
+import json
+import subprocess
+
+import hzfast.sim as sim
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["hzfast", "simulate", *args], capture_output=True, text=True,
+                          timeout=600)
+
+
+def test_swarm_seeds_json_matches_the_library() -> None:
+    p = _run("--seeds", "6", "--seed-start", "40", "-p", "16", "--entries", "300", "--json")
+    assert p.returncode == 0, p.stderr
+    d = json.loads(p.stdout)
+    runs = [sim.run(s, partitions=16, entries=300) for s in range(40, 46)]
+    assert d["seeds"] == 6 and d["failed"] == 0 and d["passed"] == 6
+    assert d["entries_acknowledged"] == sum(r.entries_acknowledged for r in runs)
+    assert d["events"] == sum(r.events for r in runs)
+    assert d["faults_injected"].get("member_crashed", 0) == sum(
+        r.faults_injected.get("member_crashed", 0) for r in runs)
+
+
+def test_5444_legacy_reports_the_loss() -> None:
+    p = _run("--scenario", "5444", "--design", "legacy", "--entries", "20000", "--json")
+    assert p.returncode == 0, p.stderr
+    d = json.loads(p.stdout)
+    assert d["entries_acknowledged"] == 20_000
+    assert 0.35 < d["entries_lost"] / 20_000 < 0.55 and d["entries_lost_expected"] == 0
+
+
+def test_trace_of_one_seed_and_bad_flags() -> None:
+    p = _run("--seeds", "1", "-p", "8", "--entries", "50", "--joins", "1", "--trace")
+    assert p.returncode == 0, p.stderr
+    assert "MembershipChanged" not in p.stdout and "members [" in p.stdout
+    bad = _run("--seeds", "2", "--trace")
+    assert bad.returncode == 2 and "--trace" in bad.stderr and "Traceback" not in bad.stderr
+    bad = _run("--seeds", "-3")
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
+    bad = _run("--seeds", "1", "-b", "9")
+    assert bad.returncode == 2 and "backup_count" in bad.stderr and len(bad.stderr.splitlines()) == 1
