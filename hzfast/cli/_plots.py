@@ -91,7 +91,7 @@ def _pyplot() -> Any:
 
 def _member_labels(members: Members, shown: NDArray[np.intp]) -> list[str]:
     many = len(shown) > 24
-    return [str(i) if many else f"{i}\n{members.addresses[i]}" for i in shown.tolist()]
+    return [str(i) if many else f"{i}  {members.addresses[i]}" for i in shown.tolist()]
 
 
 def plot_plan(plan: MigrationPlan, current: NDArray[np.int32], members: Members, path: str,
@@ -121,12 +121,14 @@ def plot_plan(plan: MigrationPlan, current: NDArray[np.int32], members: Members,
     inc, out, unsent = member_flows(plan, current, M)
     total = int(inc.sum())
     x = np.arange(M)
-    fig, ax = plt.subplots(figsize=(max(7.0, 0.45 * M + 3), 4.6))
+    fig, ax = plt.subplots(figsize=(max(7.0, 0.45 * M + 3), 5.2))
     ax.bar(x - 0.2, inc, 0.4, label=f"in: received as destination ({total:,})",
            color="#4c72b0")
     ax.bar(x + 0.2, out, 0.4, label=f"out: sent as the data's sender ({int(out.sum()):,})",
            color="#dd8452")
-    ax.set_xticks(x, _member_labels(members, x), fontsize=8 if M <= 24 else 7)
+    ax.set_xticks(x, _member_labels(members, x), fontsize=8 if M <= 24 else 7,
+                  rotation=0 if M > 24 else 35, ha="center" if M > 24 else "right",
+                  rotation_mode="anchor")
     ax.set_xlabel("member (index, address)" if M <= 24 else "member index")
     ax.set_ylabel("queued migrations")
     head = f"{title}: " if title else ""
@@ -193,6 +195,7 @@ def plot_schedule(plan: MigrationPlan, sched: Schedule, members: Members, path: 
     kinds = plan.kind[queued]
     fig, ax = plt.subplots(figsize=(10, max(3.5, 0.45 * M + 1.8)))
     lanes_per_member = np.zeros(M, dtype=np.int64)
+    edge = 0.3 if len(queued) <= 2_000 else 0.0   # thin gaps between few bars, none when dense
     seen_kinds: set[int] = set()
     for m in range(M):
         mine = np.flatnonzero(dst == m)
@@ -208,7 +211,7 @@ def plot_schedule(plan: MigrationPlan, sched: Schedule, members: Members, path: 
             seen_kinds.update(int(c) for c in kinds[sel])
             ax.broken_barh(list(zip(start[sel].tolist(), (finish[sel] - start[sel]).tolist())),
                            (m - 0.4 + k * h, h * 0.9), facecolors=colors,
-                           edgecolor="white", linewidth=0.3)
+                           edgecolor="white", linewidth=edge)
     ax.set_yticks(np.arange(M), [f"{i}  {members.addresses[i]}" if M <= 40 else str(i)
                                  for i in range(M)], fontsize=8)
     ax.set_ylim(M - 0.5, -0.5)
