@@ -143,6 +143,7 @@ class Case:
     max_parallel: int = 10
     lite: set[int] = field(default_factory=set)
     table: dict[int, list[int]] = field(default_factory=dict)
+    local: dict[tuple[int, int], list[int]] = field(default_factory=dict)
     actions: list[tuple[int, str, int, bool]] = field(default_factory=list)
     script: list[CrashAt] = field(default_factory=list)
     filters: list[Filter] = field(default_factory=list)
@@ -215,9 +216,14 @@ def _command(case: Case, words: list[str], where: str) -> None:
         if args:
             raise ValueError(f"{where}: rejoin takes no argument")
         case.rejoin = True
-    elif cmd == "table":
+    elif cmd in ("table", "local"):
+        own = -1
+        if cmd == "local":
+            if not args:
+                raise ValueError(f"{where}: local takes mN pN then the replicas")
+            own, args = _member_id(args[0], where), args[1:]
         if len(args) < 2 or not args[0].startswith("p"):
-            raise ValueError(f"{where}: table takes pN then the replicas (mN or -)")
+            raise ValueError(f"{where}: {cmd} takes pN then the replicas (mN or -)")
         p = _int(args[0][1:], "partition", where, 0, 9_999)
         row = [-1 if a == "-" else _member_id(a, where) for a in args[1:]]
         if len(row) > 7:
@@ -227,7 +233,10 @@ def _command(case: Case, words: list[str], where: str) -> None:
         filled = [v for v in row if v >= 0]
         if len(set(filled)) != len(filled):
             raise ValueError(f"{where}: a member appears twice in partition {p}'s row")
-        case.table[p] = row
+        if cmd == "local":
+            case.local[(own, p)] = row
+        else:
+            case.table[p] = row
     elif cmd == "join":
         opts = _options([a for a in args if a != "lite"], ("at",), where)
         if "at" not in opts:
@@ -399,6 +408,8 @@ class ScenarioSimulation(Simulation):
                          write_window=case.writes)
         if not case.rejoin:
             self.initial_members = 0
+        if case.local and not case.table:
+            raise ValueError(f"case {case.name}: local rows need a table")
         if case.table:
             self._install_table(case)
         for t, what, m, lite in case.actions:
@@ -425,6 +436,12 @@ class ScenarioSimulation(Simulation):
             node.versions = vers.copy()
             node.initialized = True
             self.last_versions[node.me] = vers.copy()
+        for (m, p), row in sorted(case.local.items()):
+            if m not in self.nodes or p >= P:
+                raise ValueError(f"case {case.name}: local row for m{m} p{p}: no such member "
+                                 f"or partition")
+            self.nodes[m].replicas[p] = -1
+            self.nodes[m].replicas[p, :len(row)] = row
 
     # -------------------------------------------------------------- logging hooks
     def _say(self, text: str) -> None:
