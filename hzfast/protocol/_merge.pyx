@@ -2,12 +2,17 @@
 
 Per partition ``p``, with local version ``a`` and received version ``b``: ``b < a`` keeps the
 local row, ``b == a`` keeps it too but requires the received row to be identical (else ``p``
-has diverged), ``b > a`` takes the received row and version. One pass, each value read
-once, working in place on the caller's private copy of the local table (only rows taken
-from the received table are written); hzfast.protocol.tables has checked shapes and
-dtypes. Never raises.
+has diverged), ``b > a`` takes the received row and version. One pass, in place on the
+caller's private copy of the local table (only rows taken from the received table are
+written); hzfast.protocol.tables has checked shapes and dtypes. Never raises.
 """
+from libc.string cimport memcmp
+
 from hzfast._types cimport int32_t, uint8_t, intp_t
+
+
+cdef enum:
+    RUN_FOR_MEMCMP = 4       # equal-version runs at least this long are compared by memcmp
 
 
 cdef inline intp_t merge_c(int32_t* reps, int32_t* vers, const int32_t* rr,
@@ -16,25 +21,40 @@ cdef inline intp_t merge_c(int32_t* reps, int32_t* vers, const int32_t* rr,
     """The merge over raw C-contiguous buffers, in place on ``reps``/``vers`` (the caller's
     private copies of the local table); returns the number of diverged partitions (their
     ids, ascending, in ``diverged``). Inlined at call sites with a constant ``R``, so the
-    compiler unrolls the row loops."""
-    cdef intp_t p, j, n = 0, off = 0
+    compiler unrolls the row loops.
+
+    A run of partitions with equal versions (the common case: most of a full table is what
+    the member already has) is compared as one block with memcmp; only a run that differs,
+    or a short one, is compared row by row."""
+    cdef intp_t p = 0, q, j, n = 0
     cdef int32_t a, b, differ
-    for p in range(P):
+    while p < P:
         a = vers[p]
         b = rv[p]
-        if b > a:
+        if b > a:                            # newer: take the received row and version
             for j in range(R):
-                reps[off + j] = rr[off + j]
+                reps[p * R + j] = rr[p * R + j]
             vers[p] = b
             updated[p] = 1
-        else:
-            differ = 0
-            for j in range(R):
-                differ |= reps[off + j] ^ rr[off + j]
-            diverged[n] = <int32_t>p         # kept only when p diverged
-            n += (b == a) & (differ != 0)
+            p += 1
+        elif b < a:                          # older: ignored
             updated[p] = 0
-        off += R
+            p += 1
+        else:                                # equal: the rows must be identical
+            q = p
+            while q < P and rv[q] == vers[q]:
+                updated[q] = 0
+                q += 1
+            if q - p < RUN_FOR_MEMCMP or \
+                    memcmp(reps + p * R, rr + p * R, <size_t>((q - p) * R) * sizeof(int32_t)):
+                while p < q:
+                    differ = 0
+                    for j in range(R):
+                        differ |= reps[p * R + j] ^ rr[p * R + j]
+                    diverged[n] = <int32_t>p     # kept only when p diverged
+                    n += differ != 0
+                    p += 1
+            p = q
     return n
 
 
