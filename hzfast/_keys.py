@@ -37,7 +37,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Sequence
 from types import ModuleType
-from typing import Any, NamedTuple, NoReturn, Optional
+from typing import Any, NamedTuple, NoReturn
 
 import numpy as np
 from numpy.typing import NDArray
@@ -55,8 +55,16 @@ except ImportError:  # pragma: no cover
 # statuses of the two encoders (hzfast._hashing.ENC_*)
 _ENC_OK, _ENC_NOT_STR, _ENC_SURROGATE, _ENC_CHANGED = 0, 1, 2, 3
 
-__all__ = ["KEY_TYPES", "KeyBatch", "normalize_keys", "check_key_type", "is_scalar_key",
-           "int_key", "split_mixed", "malformed_item"]
+__all__ = [
+    "KEY_TYPES",
+    "KeyBatch",
+    "check_key_type",
+    "int_key",
+    "is_scalar_key",
+    "malformed_item",
+    "normalize_keys",
+    "split_mixed",
+]
 
 KEY_TYPES = ("string", "int", "long", "data")
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
@@ -69,10 +77,10 @@ class KeyBatch(NamedTuple):
 
     kind: str
     n: int
-    values: Optional[NDArray[Any]] = None
-    offsets: Optional[NDArray[Any]] = None
-    data: Optional[NDArray[Any]] = None
-    longs: Optional[NDArray[np.bool_]] = None   # kind "mixed": which values are Longs
+    values: NDArray[Any] | None = None
+    offsets: NDArray[Any] | None = None
+    data: NDArray[Any] | None = None
+    longs: NDArray[np.bool_] | None = None   # kind "mixed": which values are Longs
 
 
 def split_mixed(batch: KeyBatch) -> list[tuple[KeyBatch, NDArray[np.intp]]]:
@@ -406,7 +414,7 @@ def loaded_pyarrow() -> ModuleType | None:
 
 
 def _from_arrow(arr: Any, key_type: str | None, name: str) -> KeyBatch:
-    import pyarrow as pa   # loaded already: arr is an Arrow array
+    import pyarrow as pa  # loaded already: arr is an Arrow array
 
     t = arr.type
     if pa.types.is_dictionary(t):

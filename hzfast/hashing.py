@@ -21,23 +21,36 @@ from numpy.typing import NDArray
 from hzfast import _check
 from hzfast import _hashing as _k
 from hzfast._check import DEFAULT_PARTITION_COUNT
+from hzfast._keys import (
+    DATA_HEADER,
+    INT32_MAX,
+    INT32_MIN,
+    INT64_MAX,
+    INT64_MIN,
+    KeyBatch,
+    check_key_type,
+    int_key,
+    is_scalar_key,
+    loaded_pyarrow,
+    malformed_item,
+    native,
+    normalize_keys,
+    split_mixed,
+)
 from hzfast._typing import VectorLike
-from hzfast._keys import (DATA_HEADER, INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN, KeyBatch,
-                          check_key_type, int_key, is_scalar_key, loaded_pyarrow,
-                          malformed_item, native, normalize_keys, split_mixed)
 
 if TYPE_CHECKING:
-    from typing_extensions import Buffer   # collections.abc.Buffer from Python 3.12
+    from typing_extensions import Buffer  # collections.abc.Buffer from Python 3.12
 
 __all__ = [
     "HAZELCAST_SEED",
-    "murmur3_x86_32",
     "murmur3_x64_64",
-    "stamp",
-    "serialize_key",
+    "murmur3_x86_32",
     "partition_hash",
     "partition_id",
     "partition_ids",
+    "serialize_key",
+    "stamp",
 ]
 
 #: Seed of every Hazelcast MurmurHash3 call (``HashUtil.MURMUR3_SEED``).

@@ -3,10 +3,11 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import uuid as _uuid
-from dataclasses import dataclass
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
-from typing import Any, TypeVar, Union
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -39,7 +40,7 @@ class Member:
 
 
 @functools.lru_cache(maxsize=32)
-def _plain_members(n: int) -> "Members":
+def _plain_members(n: int) -> Members:
     """``Members.from_count(n)``, cached (Members is immutable): a plain int member count
     is coerced on every hot call (arrange, arrangement_report)."""
     return Members.from_count(n)
@@ -110,7 +111,7 @@ class Members:
     (3, '127.0.0.1:5701')
     """
 
-    __slots__ = ("_uuids", "_addresses", "_hosts", "_zones", "_lite", "_groups", "_cache")
+    __slots__ = ("_addresses", "_cache", "_groups", "_hosts", "_lite", "_uuids", "_zones")
 
     def __init__(self, addresses: Sequence[str], *, uuids: Sequence[str] | None = None,
                  hosts: Sequence[str] | None = None, zones: Sequence[str] | None = None,
@@ -150,7 +151,7 @@ class Members:
     # -- construction ------------------------------------------------------
     @classmethod
     def from_count(cls, n: int, *, lite: Sequence[bool] | None = None,
-                   members_per_host: int = 1, zones: int = 0) -> "Members":
+                   members_per_host: int = 1, zones: int = 0) -> Members:
         """Make ``n`` ordinary data members (for tests and demos).
 
         Member i gets address ``127.0.0.1:{5701+i}`` when ``members_per_host == 1``,
@@ -184,7 +185,7 @@ class Members:
         return cls(addrs, zones=zs, lite=lite)
 
     @classmethod
-    def coerce(cls, members: MembersLike, name: str = "members") -> "Members":
+    def coerce(cls, members: MembersLike, name: str = "members") -> Members:
         """Accept a :class:`Members` or an int n (n ordinary data members)."""
         if isinstance(members, Members):
             return members
@@ -198,12 +199,12 @@ class Members:
         raise TypeError(f"{name} must be a Members registry or an int member count, "
                         f"got {type(members).__name__}")
 
-    def with_groups(self, groups: Sequence[str | int]) -> "Members":
+    def with_groups(self, groups: Sequence[str | int]) -> Members:
         """Return a copy whose custom group labels are ``groups`` (one per member)."""
         return Members(self._addresses, uuids=self._uuids, hosts=self._hosts,
                        zones=self._zones, lite=self._lite, groups=groups)
 
-    def with_lite(self, lite: Sequence[bool]) -> "Members":
+    def with_lite(self, lite: Sequence[bool]) -> Members:
         """Return a copy with new lite flags (one per member)."""
         return Members(self._addresses, uuids=self._uuids, hosts=self._hosts,
                        zones=self._zones, lite=lite, groups=self._groups)
@@ -319,7 +320,7 @@ class Members:
                                  f"({len(self)}), got shape {ids.shape}")
             labels = ids.tolist()
             for i, x in enumerate(labels):
-                if x != x:   # NaN: unequal to itself, so every NaN would be a group of its own
+                if isinstance(x, float) and math.isnan(x):   # NaN != NaN: each its own group
                     raise ValueError(f"grouping[{i}] is NaN: a group id must equal itself")
         seen: dict[Hashable, int] = {}
         return np.array([seen.setdefault(x, len(seen)) for x in labels], dtype=np.int32)
@@ -333,12 +334,13 @@ class Members:
     _FIELDS = ("addresses", "uuids", "hosts", "zones", "lite", "groups")
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "Members":
+    def from_dict(cls, d: dict[str, Any]) -> Members:
         """The registry of :meth:`to_dict`'s form; columns other than ``addresses`` may be
         missing or null (defaults). A document of another form raises ValueError (not
         KeyError/AttributeError), naming what is wrong."""
         if not isinstance(d, dict):
-            raise ValueError(f"members: expected a JSON object, got {type(d).__name__}")
+            raise ValueError(  # noqa: TRY004 - a document of another form: ValueError
+                f"members: expected a JSON object, got {type(d).__name__}")
         unknown = sorted(set(map(str, d)) - set(cls._FIELDS))
         if unknown:
             raise ValueError(f"members: unknown field(s) {', '.join(unknown)} (expected "
@@ -357,7 +359,7 @@ class Members:
         return json.dumps(self.to_dict())
 
     @classmethod
-    def from_json(cls, s: str) -> "Members":
+    def from_json(cls, s: str) -> Members:
         """The registry of :meth:`to_json`'s form; ValueError for anything else."""
         try:
             d = json.loads(s)
@@ -367,4 +369,4 @@ class Members:
 
 
 #: What a ``members`` argument accepts: a registry, or a count of plain data members.
-MembersLike = Union[Members, int, np.integer[Any]]
+MembersLike = Members | int | np.integer[Any]

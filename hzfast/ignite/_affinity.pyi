@@ -1,5 +1,5 @@
-from numpy.typing import NDArray
 import numpy as np
+from numpy.typing import NDArray
 
 def node_weights(
     node_hash: NDArray[np.int32],  # const int32_t[::1]

@@ -1,6 +1,6 @@
-from numpy.typing import NDArray
 import numpy as np
-from typing_extensions import disjoint_base
+from numpy.typing import NDArray
+from typing_extensions import Self, disjoint_base
 
 MAX_ITEMS: int  # 10,000 gap items per partition
 OUTCOME_DONE: int
@@ -25,7 +25,7 @@ class CounterTable:  # cdef class
     initial: NDArray[np.int64]
     first: NDArray[np.uint8]
     lock: object  # threading.Lock held by every method
-    def __new__(cls, n: int, tracking: bool) -> CounterTable: ...  # __cinit__(intp_t, bint)
+    def __new__(cls, n: int, tracking: bool) -> Self: ...  # __cinit__(intp_t, bint)
     def update_batch(
         self,
         parts: NDArray[np.int32],  # const int32_t[::1], in [0, n)

@@ -1,5 +1,5 @@
-from numpy.typing import NDArray
 import numpy as np
+from numpy.typing import NDArray
 
 def utf8_hashes(
     offsets: NDArray[np.int32] | NDArray[np.int64],  # const offset_t[::1] (fused int32/int64)

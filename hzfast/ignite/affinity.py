@@ -17,9 +17,14 @@ from numpy.typing import ArrayLike, NDArray
 from hzfast._check import check_int
 from hzfast._keys import INT32_MAX, INT32_MIN
 from hzfast.ignite import _affinity
-from hzfast.ignite.hashing import DEFAULT_PARTITIONS, as_uuid, check_partitions, scalar_hash
+from hzfast.ignite.hashing import (
+    DEFAULT_PARTITIONS,
+    as_uuid,
+    check_partitions,
+    scalar_hash,
+)
 
-__all__ = ["REPLICATED", "node_weight", "consistent_id_hash", "default_node_ids", "assign"]
+__all__ = ["REPLICATED", "assign", "consistent_id_hash", "default_node_ids", "node_weight"]
 
 #: ``backups`` value of a REPLICATED cache (Integer.MAX_VALUE): every node holds every
 #: partition; primary first, then all other nodes in topology order.

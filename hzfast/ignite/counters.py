@@ -23,8 +23,9 @@ from hzfast import _validate
 from hzfast._check import check_int
 from hzfast._keys import INT64_MAX, INT64_MIN
 from hzfast.ignite import _counters
+from hzfast.ignite.hashing import MAX_PARTITIONS
 
-__all__ = ["UpdateCounters", "UpdateCounter", "VolatileUpdateCounter", "UpdateCounterError"]
+__all__ = ["UpdateCounter", "UpdateCounterError", "UpdateCounters", "VolatileUpdateCounter"]
 
 _Int = TypeVar("_Int", np.int32, np.int64)
 
@@ -233,8 +234,7 @@ class UpdateCounter:
         val = _check_long(val, "val")
         cur = self._lwm
         mx = max(val, cur)
-        if self._hwm < mx:
-            self._hwm = mx
+        self._hwm = max(self._hwm, mx)
         if val < cur:
             return
         if val < self.highest_applied():
@@ -250,8 +250,7 @@ class UpdateCounter:
         """``updateInitial``: :meth:`update`, then initial = LWM and HWM >= it."""
         self.update(start, delta)
         self._initial = self._lwm
-        if self._hwm < self._initial:
-            self._hwm = self._initial
+        self._hwm = max(self._hwm, self._initial)
 
     def finalize(self) -> list[int]:
         """``finalizeUpdateCounters()``: close every gap (on node left). Returns the missed
@@ -372,8 +371,7 @@ class VolatileUpdateCounter:
     def update_abs(self, val: int) -> None:
         """LWM = max(LWM, val)."""
         val = _check_long(val, "val")
-        if val > self._lwm:
-            self._lwm = val
+        self._lwm = max(self._lwm, val)
 
     def update(self, start: int, delta: int) -> bool:
         """``update(start + delta)``; always returns False (as Ignite does)."""
@@ -486,7 +484,9 @@ class UpdateCounters:
     Parameters
     ----------
     partition_count : int
-        Number of partitions ``P`` (``0 <= P < 2**31``); all counters start at 0.
+        Number of partitions ``P``, ``0 <= P <= 65000`` (Ignite's maximum partition count
+        of a cache group; a larger count is refused before anything is allocated); all
+        counters start at 0.
     tracking : bool, default True
         False for the volatile variant (in-memory groups, ATOMIC caches; §9.4).
 
@@ -515,7 +515,7 @@ class UpdateCounters:
     _VERSION = 1
 
     def __init__(self, partition_count: int, *, tracking: bool = True) -> None:
-        n = check_int(partition_count, "partition_count", minimum=0, maximum=2**31 - 1)
+        n = check_int(partition_count, "partition_count", minimum=0, maximum=MAX_PARTITIONS)
         if not isinstance(tracking, (bool, np.bool_)):
             raise TypeError(f"tracking must be a bool, got {type(tracking).__name__}")
         self._n = n

@@ -23,8 +23,17 @@ import numpy as np
 from numpy.typing import NDArray
 
 from hzfast._check import check_int
-from hzfast._keys import (INT32_MAX, INT32_MIN, KeyBatch, check_key_type, int_key,
-                          is_scalar_key, malformed_item, normalize_keys, split_mixed)
+from hzfast._keys import (
+    INT32_MAX,
+    INT32_MIN,
+    KeyBatch,
+    check_key_type,
+    int_key,
+    is_scalar_key,
+    malformed_item,
+    normalize_keys,
+    split_mixed,
+)
 from hzfast.ignite import _hash
 
 __all__ = ["DEFAULT_PARTITIONS", "MAX_PARTITIONS", "java_hash_code", "partition_id",
@@ -106,7 +115,10 @@ def _is_scalar(key: object) -> bool:
 
 
 # --------------------------------------------------------------------------- batches
-def _uuid_batch_hashes(keys: Any, name: str) -> NDArray[np.int32]:
+def _uuid_batch_hashes(keys: Any, name: str, parse: bool) -> NDArray[np.int32]:
+    """UUID hashCodes of a batch; ``parse`` (``key_type="uuid"``) also takes UUID strings.
+    Without it every key must be a :class:`uuid.UUID` (a str in a batch inferred as UUIDs
+    is a String key, as alone, so it is refused rather than parsed)."""
     if isinstance(keys, np.ndarray):
         keys = keys.tolist()
     elif hasattr(keys, "to_pylist"):  # pyarrow
@@ -114,8 +126,15 @@ def _uuid_batch_hashes(keys: Any, name: str) -> NDArray[np.int32]:
     if not isinstance(keys, (list, tuple)):
         raise TypeError(f"{name} must be a list, tuple or array of UUIDs, "
                         f"got {type(keys).__name__}")
+    keys = tuple(keys)   # private snapshot
     out = np.empty(len(keys), dtype=np.int32)
     for i, k in enumerate(keys):
+        if not parse and not isinstance(k, _uuid.UUID):
+            if k is None:
+                raise ValueError(f"{name}[{i}] is None: null keys cannot be hashed")
+            raise TypeError(f"{name}[{i}] is a {type(k).__name__}, expected uuid.UUID (all "
+                            f"keys of one batch must have the same type; key_type='uuid' "
+                            f"parses UUID strings)")
         out[i] = _uuid_hash(as_uuid(k, f"{name}[{i}]"))
     return out
 
@@ -129,7 +148,7 @@ def _bulk(keys: Any, key_type: str | None, partitions: int, reduce: bool,
                                                        and keys.dtype == object and keys.ndim == 1))
     if key_type == "uuid" or (key_type is None and looks_uuid and len(keys)
                               and isinstance(keys[0], _uuid.UUID)):
-        h = _uuid_batch_hashes(keys, name)
+        h = _uuid_batch_hashes(keys, name, parse=key_type == "uuid")
         return _hash.reduce_hashes(h, partitions) if reduce else h
     return _hash_batch(normalize_keys(keys, key_type, name), partitions, reduce, name)
 

@@ -220,8 +220,7 @@ class UpdateCounter:
         val = _check_long(val, "val")
         cur = self._lwm
         mx = max(val, cur)
-        if self._hwm < mx:
-            self._hwm = mx
+        self._hwm = max(self._hwm, mx)
         if val < cur:
             return
         if val < self.highest_applied():
@@ -237,8 +236,7 @@ class UpdateCounter:
         """``updateInitial``: :meth:`update`, then initial = LWM and HWM >= it."""
         self.update(start, delta)
         self._initial = self._lwm
-        if self._hwm < self._initial:
-            self._hwm = self._initial
+        self._hwm = max(self._hwm, self._initial)
 
     def finalize(self) -> list:
         """``finalizeUpdateCounters()``: close every gap (on node left). Returns the missed
@@ -358,8 +356,7 @@ class VolatileUpdateCounter:
     def update_abs(self, val: int) -> None:
         """LWM = max(LWM, val)."""
         val = _check_long(val, "val")
-        if val > self._lwm:
-            self._lwm = val
+        self._lwm = max(self._lwm, val)
 
     def update(self, start: int, delta: int) -> bool:
         """``update(start + delta)``; always returns False (as Ignite does)."""
@@ -384,7 +381,7 @@ class VolatileUpdateCounter:
 
     def to_bytes(self):
         """``getBytes()``: always None (no gaps)."""
-        return None
+        return
 
     def __repr__(self) -> str:
         return f"VolatileUpdateCounter(lwm={self._lwm})"

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 import hzfast
-import hzfast.ignite as ignite
+from hzfast import ignite
 
 P_HZ, P_IG = 271, 1000   # 1000: Ignite's non-power-of-two rule
 

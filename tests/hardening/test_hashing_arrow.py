@@ -14,8 +14,7 @@ import pyarrow as pa
 import pytest
 
 import hzfast
-import hzfast.ignite as ignite
-from hzfast import _keys
+from hzfast import _keys, ignite
 from hzfast.reference import hashing as ref_hz
 from hzfast.reference import ignite as ref_ig
 
@@ -35,9 +34,10 @@ STRING_PATHS = [
 PATH_IDS = [p[0] for p in STRING_PATHS]
 
 
-def hostile(offsets, type_=pa.string(), data=b"hello world"):
+def hostile(offsets, type_=None, data=b"hello world"):
     """An Arrow array built straight from buffers (Arrow's own check only looks at the
     first and last offsets, so the ones in between can be anything)."""
+    type_ = pa.string() if type_ is None else type_
     dt = np.int64 if type_ in (pa.large_string(), pa.large_binary()) else np.int32
     return pa.Array.from_buffers(type_, len(offsets) - 1,
                                  [None, pa.py_buffer(np.array(offsets, dt).tobytes()),

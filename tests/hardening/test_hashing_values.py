@@ -18,8 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import hzfast
-import hzfast.ignite as ignite
-from hzfast import _hashing
+from hzfast import _hashing, ignite
 from hzfast.reference import hashing as ref_hz
 from hzfast.reference import ignite as ref_ig
 
@@ -213,7 +212,7 @@ def test_inputs_are_never_changed():
 def test_encoders_report_status_and_position():
     assert _hashing.encode_str_list(["a", 1])[:2] == (_hashing.ENC_NOT_STR, 1)
     assert _hashing.encode_str_list(["a", "\ud800"])[:2] == (_hashing.ENC_SURROGATE, 1)
-    status, pos, offsets, data = _hashing.encode_str_list(["ab", "", "é"])
+    status, _pos, offsets, data = _hashing.encode_str_list(["ab", "", "é"])
     assert (status, offsets.tolist(), data.tobytes()) == (_hashing.ENC_OK, [0, 2, 2, 4],
                                                           "abé".encode())
     cps = np.array(["ab", "\ud800"]).view(np.uint32).reshape(2, -1)

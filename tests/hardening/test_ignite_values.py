@@ -7,7 +7,7 @@ import struct
 import numpy as np
 import pytest
 
-import hzfast.ignite as ignite
+from hzfast import ignite
 from hzfast.ignite import affinity
 from hzfast.reference import counters as ref
 
@@ -138,3 +138,22 @@ def test_rebalance_inputs_are_read_by_value():
     assert got.supplier.tolist() == want.supplier.tolist()
     with pytest.raises(TypeError, match="^counters must hold integers"):
         ignite.rebalance_plan(states, counters.astype(float))
+
+
+def test_update_counters_partition_count_is_bounded_by_ignites_maximum():
+    assert len(ignite.UpdateCounters(ignite.MAX_PARTITIONS)) == 65_000
+    for bad in (65_001, 2**31 - 1):   # 2**31 - 1 used to allocate ~100 GB of gap buffers
+        with pytest.raises(ValueError, match=rf"^partition_count must be <= 65000, got {bad}"):
+            ignite.UpdateCounters(bad)
+
+
+def test_uuid_batches_hash_strings_as_strings_unless_asked_to_parse():
+    import uuid
+    u = uuid.UUID(int=5)
+    with pytest.raises(TypeError, match=r"^keys\[1\] is a str, expected uuid.UUID"):
+        ignite.java_hash_code([u, str(u)])
+    with pytest.raises(ValueError, match=r"^keys\[1\] is None"):
+        ignite.partition_ids([u, None])
+    assert ignite.java_hash_code([u, str(u)], key_type="uuid").tolist() == \
+        [ignite.java_hash_code(u)] * 2
+    assert ignite.java_hash_code([str(u)]).tolist() == [ignite.java_hash_code(str(u))]

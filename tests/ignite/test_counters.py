@@ -4,6 +4,7 @@ import pytest
 
 from hzfast.ignite import counters
 
+
 def _state(c):
     return {"lwm": c.lwm, "hwm": c.hwm, "gaps_items": [list(g) for g in c.gaps],
             "highest_applied": c.highest_applied(), "sequential": c.sequential}
@@ -129,11 +130,12 @@ def test_update_counter_bad_input():
 
 
 # =========================================================================== UpdateCounters
-import numpy as np  # noqa: E402
-from hypothesis import given, settings, strategies as hst  # noqa: E402
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as hst
 
-from hzfast.ignite import UpdateCounters  # noqa: E402
-from hzfast.reference import counters as ref  # noqa: E402
+from hzfast.ignite import UpdateCounters
+from hzfast.reference import counters as ref
 
 INT64_MAX = 2**63 - 1
 
@@ -479,8 +481,8 @@ def busy():
     (([0, 1], [0, -3], [1, 1]), ValueError, r"starts\[1\] = -3 is negative"),
     (([0, 1], [0, 3], [1, -1]), ValueError, r"deltas\[1\] = -1 is negative"),
     (([1], [INT64_MAX], [1]), ValueError, r"starts\[0\] \+ deltas\[0\].*int64"),
-    (([0, 1], [0, 3], [1]), ValueError, "partitions and starts and deltas must have one "
-                                        "length"),
+    (([0, 1], [0, 3], [1]), ValueError, ("partitions and starts and deltas must have one "
+                                        "length")),
     (([[0]], [0], [1]), ValueError, "partitions must be 1-dimensional"),
     (([0.5], [0], [1]), TypeError, "partitions must hold integers"),
     (([0], [True], [1]), TypeError, "starts must hold integers"),

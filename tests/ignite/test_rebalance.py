@@ -2,11 +2,21 @@
 against the reference) and the exchange step."""
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as hst
+from hypothesis import given, settings
+from hypothesis import strategies as hst
 
 from hzfast import ignite
-from hzfast.ignite import (FULL, HISTORICAL, NONE, PartitionState, RebalanceKind,
-                           UpdateCounterError, UpdateCounters, exchange, rebalance_plan)
+from hzfast.ignite import (
+    FULL,
+    HISTORICAL,
+    NONE,
+    PartitionState,
+    RebalanceKind,
+    UpdateCounterError,
+    UpdateCounters,
+    exchange,
+    rebalance_plan,
+)
 from hzfast.reference import counters as ref
 
 O, M, R, E, L = (int(s) for s in (PartitionState.OWNING, PartitionState.MOVING,
@@ -80,13 +90,13 @@ def _column_plan(states, counters, **kw):
 
 
 def test_counter_zero_always_full():
-    kinds, sup, frm = _column_plan([O, O, M], [50, 50, 0], history=[0, 0, -1],
+    kinds, _sup, frm = _column_plan([O, O, M], [50, 50, 0], history=[0, 0, -1],
                                    sizes=[10**6] * 3, prefer_history=True)
     assert kinds == [NONE, NONE, FULL] and frm == [-1, -1, -1]
 
 
 def test_threshold_small_partitions_never_historical():
-    args = dict(history=[10, -1, -1], sizes=[500, 500, 500])
+    args = {"history": [10, -1, -1], "sizes": [500, 500, 500]}
     assert _column_plan([O, O, M], [90, 80, 80], **args)[0] == [NONE, FULL, FULL]
     args["sizes"] = [501, 500, 500]
     assert _column_plan([O, O, M], [90, 80, 80], **args)[0] == [NONE, HISTORICAL, HISTORICAL]
@@ -99,11 +109,11 @@ def test_threshold_small_partitions_never_historical():
 
 def test_history_must_be_worth_it():
     """max - c < size: a lag of 50 over 40 entries is a full copy, over 51 historical."""
-    base = dict(threshold=0)
+    base = {"threshold": 0}
     assert _column_plan([O, M], [100, 50], sizes=[40, 0], history=[0, -1], **base)[0] == [NONE, FULL]
     assert _column_plan([O, M], [100, 50], sizes=[51, 0], history=[0, -1], **base)[0] == [NONE, HISTORICAL]
     # the walk moves on to a larger non-max counter: 60 qualifies, so only copies >= 60 gain
-    kinds, sup, frm = _column_plan([O, M, M], [100, 50, 60], sizes=[41, 0, 0], history=[0, -1, -1], **base)
+    kinds, _sup, frm = _column_plan([O, M, M], [100, 50, 60], sizes=[41, 0, 0], history=[0, -1, -1], **base)
     assert kinds == [NONE, FULL, HISTORICAL] and frm == [-1, -1, 60]
 
 
@@ -219,30 +229,30 @@ def test_large_blocks_match_reference():
 @pytest.fixture
 def good():
     st = np.array([[O, O], [M, O]], np.int8)
-    return dict(states=st, counters=np.array([[5, 6], [0, 6]]),
-                history=np.array([[1, -1], [-1, -1]]), sizes=np.array([[9, 9], [9, 9]]))
+    return {"states": st, "counters": np.array([[5, 6], [0, 6]]),
+                "history": np.array([[1, -1], [-1, -1]]), "sizes": np.array([[9, 9], [9, 9]])}
 
 
 @pytest.mark.parametrize("change, error, message", [
-    (dict(states=np.array([[1, 7], [0, 1]], np.int8)), ValueError,
+    ({"states": np.array([[1, 7], [0, 1]], np.int8)}, ValueError,
      r"states\[0, 1\] = 7 is not a PartitionState code"),
-    (dict(states=np.array([[1, 1], [0, -1]])), ValueError, r"states\[1, 1\] = -1"),
-    (dict(states=np.array([[1, 1], [0, 300]])), ValueError, r"states\[1, 1\] = 300"),
-    (dict(states=[1, 1]), ValueError, "states must be 2-dimensional"),
-    (dict(states=np.ones((2, 2), float)), TypeError, "states must hold integers"),
-    (dict(counters=np.array([[5, 6], [0, -1]])), ValueError, r"counters\[1, 1\] = -1 is "
-                                                             r"negative"),
-    (dict(counters=np.zeros((2, 3), np.int64)), ValueError, r"counters must have the shape "
-                                                             r"of states \(2, 2\)"),
-    (dict(history=np.array([[1, -2], [-1, -1]])), ValueError, r"history\[0, 1\] = -2"),
-    (dict(history=np.zeros((3, 2), np.int64)), ValueError, "history must have the shape"),
-    (dict(sizes=np.array([[9, 9], [-4, 9]])), ValueError, r"sizes\[1, 0\] = -4 is negative"),
-    (dict(sizes=np.array([9, -4])), ValueError, r"sizes\[0, 1\] = -4 is negative"),
-    (dict(sizes=np.array([9, 9, 9])), ValueError, "sizes must have shape"),
-    (dict(reset=np.array([True])), ValueError, "reset must be"),
-    (dict(threshold=1.5), TypeError, "threshold"),
-    (dict(prefer_history=1), TypeError, "prefer_history"),
-    (dict(counters="x"), TypeError, "counters must be a 2-D"),
+    ({"states": np.array([[1, 1], [0, -1]])}, ValueError, r"states\[1, 1\] = -1"),
+    ({"states": np.array([[1, 1], [0, 300]])}, ValueError, r"states\[1, 1\] = 300"),
+    ({"states": [1, 1]}, ValueError, "states must be 2-dimensional"),
+    ({"states": np.ones((2, 2), float)}, TypeError, "states must hold integers"),
+    ({"counters": np.array([[5, 6], [0, -1]])}, ValueError, (r"counters\[1, 1\] = -1 is "
+                                                             r"negative")),
+    ({"counters": np.zeros((2, 3), np.int64)}, ValueError, (r"counters must have the shape "
+                                                             r"of states \(2, 2\)")),
+    ({"history": np.array([[1, -2], [-1, -1]])}, ValueError, r"history\[0, 1\] = -2"),
+    ({"history": np.zeros((3, 2), np.int64)}, ValueError, "history must have the shape"),
+    ({"sizes": np.array([[9, 9], [-4, 9]])}, ValueError, r"sizes\[1, 0\] = -4 is negative"),
+    ({"sizes": np.array([9, -4])}, ValueError, r"sizes\[0, 1\] = -4 is negative"),
+    ({"sizes": np.array([9, 9, 9])}, ValueError, "sizes must have shape"),
+    ({"reset": np.array([True])}, ValueError, "reset must be"),
+    ({"threshold": 1.5}, TypeError, "threshold"),
+    ({"prefer_history": 1}, TypeError, "prefer_history"),
+    ({"counters": "x"}, TypeError, "counters must be a 2-D"),
 ])
 def test_bad_input(good, change, error, message):
     args = {**good, **change}
