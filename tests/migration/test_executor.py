@@ -536,3 +536,12 @@ def test_partition_table_input_and_repr():
     assert drive_rounds(ex)[0].tolist() == \
         hzfast.schedule(plan, current=cur, max_parallel_migrations=2).start_round.tolist()
     assert "Executor(" in repr(ex) and len(ex) == len(plan)
+
+
+@pytest.mark.parametrize("limit", [1, 3])
+def test_many_members(random_tables, limit):
+    # 1,500 members: many (destination, endpoint) pairs, one parking list per member
+    cur, tgt = random_tables(600, 3, 1_500, seed=21)
+    plan = hzfast.plan_migrations(cur, tgt)
+    assert plan.max_member() > 1_024
+    assert_same_as_schedule(plan, cur, limit)
