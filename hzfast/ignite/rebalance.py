@@ -25,8 +25,17 @@ from hzfast._keys import INT64_MAX, INT64_MIN
 from hzfast.ignite import _rebalance
 from hzfast.ignite.counters import UpdateCounterError, UpdateCounters
 
-__all__ = ["PartitionState", "RebalanceKind", "NONE", "HISTORICAL", "FULL", "RebalancePlan",
-           "rebalance_plan", "ExchangeResult", "exchange"]
+__all__ = [
+    "FULL",
+    "HISTORICAL",
+    "NONE",
+    "ExchangeResult",
+    "PartitionState",
+    "RebalanceKind",
+    "RebalancePlan",
+    "exchange",
+    "rebalance_plan",
+]
 
 
 class PartitionState(enum.IntEnum):

@@ -9,8 +9,14 @@ from __future__ import annotations
 import struct
 
 __all__ = [
-    "SEED", "murmur3_x86_32", "murmur3_x64_64", "stamp", "serialize_key",
-    "partition_hash", "hash_to_index", "partition_id",
+    "SEED",
+    "hash_to_index",
+    "murmur3_x64_64",
+    "murmur3_x86_32",
+    "partition_hash",
+    "partition_id",
+    "serialize_key",
+    "stamp",
 ]
 
 SEED = 0x01000193
