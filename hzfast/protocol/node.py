@@ -153,6 +153,8 @@ class Node:
         self.completed: dict[MigrationId, MigrationInfo] = {}
         self.active: dict[int, MigrationInfo] = {}
         self._carried: dict[int, tuple[MigrationInfo, ...]] = {}   # a request's list, forwarded
+        self._install_eid: dict[MigrationId, int] = {}   # destination: its install effect
+        self._waiters: dict[int, list[tuple[int, msg.Message] | MigrationInfo]] = {}
         self._finalized: set[MigrationId] = set()
         self._finalizing: dict[int, int] = {}              # partition -> pending effects
         self._effects: dict[int, tuple[str, MigrationInfo | None, int]] = {}
@@ -356,6 +358,8 @@ class Node:
                 parts = {owner, x.destination} | ({x.source} if x.source >= 0 else set())
                 if stage == "commit":
                     parts = {x.destination}
+                elif stage == "installing":
+                    parts = set()
                 if parts & gone:
                     self._out.append(CancelTimer(("mig", mid)))
                     self._fail(x, (), f"member {sorted(parts & gone)} left")
@@ -439,6 +443,15 @@ class Node:
                 self._finalizing[p] = n
             else:
                 self._finalizing.pop(p, None)
+            if x is not None and kind == "install":
+                self._install_eid.pop(x.id, None)
+            for w in self._waiters.pop(eid, ()):   # answers that wait for the data
+                if isinstance(w, MigrationInfo):
+                    run = self._run
+                    if run is not None and w.id in run.inflight and self.is_master:
+                        self._master_commit(w)
+                else:
+                    self._send(w[0], w[1])
             return
         assert x is not None
         if self.active.get(p) is not x:
@@ -503,6 +516,8 @@ class Node:
             self._finalized.add(x.id)
             if x.destination == self.me:
                 self._effect("install" if x.status == SUCCESS else "discard", p, x)
+                if x.status == SUCCESS:
+                    self._install_eid[x.id] = self._effect_seq
                 self._mark("destination_finalized", x)
             elif x.source == self.me:
                 sni = x.source_new_index
@@ -689,7 +704,13 @@ class Node:
             if isinstance(x, MigrationInfo):
                 self._send(m.sender, msg.MigrationCommitResponse(self.me, x, False))
             return
-        self._send(m.sender, msg.MigrationCommitResponse(self.me, x, self._destination_commit(x)))
+        ok = self._destination_commit(x)
+        reply = msg.MigrationCommitResponse(self.me, x, ok)
+        eid = self._install_eid.get(x.id)
+        if ok and eid is not None:         # answer once the data is in place
+            self._waiters.setdefault(eid, []).append((m.sender, reply))
+        else:
+            self._send(m.sender, reply)
 
     def _destination_commit(self, x: MigrationInfo) -> bool:
         p = x.partition
@@ -770,8 +791,15 @@ class Node:
             self._master_commit(x)
             return
         if x.destination == self.me:        # the master's own commit is the destination's
-            self._mark("destination_committed", replace(x, status=SUCCESS))
-            self._master_commit(x)
+            done = replace(x, status=SUCCESS)
+            self._mark("destination_committed", done)
+            self._finalize(done)                 # install the data, then commit the table
+            eid = self._install_eid.get(x.id)
+            if eid is None:
+                self._master_commit(x)
+            else:
+                run.inflight[x.id] = (ent[0], x, "installing", ent[3])
+                self._waiters.setdefault(eid, []).append(x)
             return
         run.inflight[x.id] = (ent[0], x, "commit", ent[3])
         self._send(x.destination, msg.MigrationCommit(self.me, x))
