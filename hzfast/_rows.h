@@ -65,6 +65,19 @@ static inline int hz_bad8(const int32_t* w) {
 }
 
 /* Nonzero when two working rows differ. */
+/* Nonzero when a working row holds a value >= limit (limit >= 1; padding -1 never is). */
+static inline int hz_over8(const int32_t* w, int32_t limit) {
+#if defined(__SSE2__)
+    const __m128i top = _mm_set1_epi32(limit - 1);
+    __m128i a = _mm_loadu_si128((const __m128i*)w);
+    __m128i b = _mm_loadu_si128((const __m128i*)(w + 4));
+    return _mm_movemask_epi8(_mm_or_si128(_mm_cmpgt_epi32(a, top), _mm_cmpgt_epi32(b, top))) != 0;
+#else
+    for (int i = 0; i < 8; i++) if (w[i] >= limit) return 1;
+    return 0;
+#endif
+}
+
 static inline int hz_differ8(const int32_t* a, const int32_t* b) {
 #if defined(__SSE2__)
     __m128i e0 = _mm_cmpeq_epi32(_mm_loadu_si128((const __m128i*)a),

@@ -9,6 +9,8 @@ cdef extern from "_rows.h" nogil:
     void hz_store8(int32_t* dst, const int32_t* w, int R, int wide) noexcept
     # nonzero when a working row holds a value < -1 or a member twice (exact)
     int hz_bad8(const int32_t* w) noexcept
+    # nonzero when a working row holds a value >= limit (limit >= 1)
+    int hz_over8(const int32_t* w, int32_t limit) noexcept
     # nonzero when two working rows differ
     int hz_differ8(const int32_t* a, const int32_t* b) noexcept
     # bit i set where two working rows differ

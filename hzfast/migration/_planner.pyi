@@ -14,7 +14,7 @@ def plan(
     current: NDArray[np.int32],  # const int32_t[:, ::1]
     target: NDArray[np.int32],  # const int32_t[:, ::1]
     prioritized: bool,  # bint
-    member_limit: int,  # int32_t (a member >= it: TOO_LARGE, which == -1)
+    member_limit: int,  # int32_t (a value outside [-1, it): TOO_LARGE, which == -1)
 ) -> tuple[int, int, int, int, NDArray[np.int32] | None, NDArray[np.int32] | None,
            NDArray[np.int8] | None, NDArray[np.bool_] | None]: ...
 # (status, which, row, col, cycle-fixed target, (7, N) column block, kind, instant);

@@ -18,10 +18,9 @@ import numpy as np
 from libc.stdlib cimport calloc, free, malloc
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 
-from hzfast._types cimport (int8_t, uint8_t, int32_t, uint64_t, intp_t, S_OK, S_INTERNAL,
-                           S_TOO_LARGE)
+from hzfast._types cimport (int8_t, uint8_t, int32_t, uint64_t, intp_t, S_OK, S_INTERNAL)
 from hzfast._rows cimport (ROW_SLOTS, RowLoader, hz_ctz, hz_diffmask8, hz_differ8, hz_index8,
-                          hz_store8, load_row8, loader_init)
+                          hz_over8, hz_store8, load_row8, loader_init)
 from hzfast._validate cimport check_row, row_suspect
 from hzfast._cycles cimport fix_row, row_is_cyclic
 from hzfast.migration._decisions cimport (Columns, columns_of, is_instant, kind_of, K_REMOVE,
@@ -85,9 +84,10 @@ cdef extern from *:
        an equal slot keeps nibble i (its member, or -1 on both sides: bit 32 + i tells);
        bits 32..39 = empty slots of c; bit 63 set. The planner only compares members with
        each other and with -1, so rows with equal keys get the same decisions up to
-       renaming the members. Returns 0 when a differing slot of t holds a value < -1 or
-       a member t holds twice (then check_row locates it). */
-    static inline uint64_t hz_check_pattern8(const int32_t* c, const int32_t* t, unsigned d) {
+       renaming the members. Returns 0 when a differing slot of t holds a value < -1, a
+       member >= limit or a member t holds twice (then check_row locates it). */
+    static inline uint64_t hz_check_pattern8(const int32_t* c, const int32_t* t, unsigned d,
+                                             int32_t limit) {
     #if defined(__SSE2__) && defined(__GNUC__)
         const __m128i z = _mm_setzero_si128();
         const __m128i c0 = _mm_loadu_si128((const __m128i*)c), c1 = _mm_loadu_si128((const __m128i*)(c + 4));
@@ -104,6 +104,7 @@ cdef extern from *:
                 if (v < -1) return 0;
                 code = 15;
             } else {
+                if (v >= limit) return 0;
                 const __m128i x = _mm_set1_epi32(v);
                 unsigned mt = (unsigned)(_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(t0, x)))
                             | (_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(t1, x))) << 4));
@@ -117,7 +118,7 @@ cdef extern from *:
         return key;
     #else
         uint64_t key = 0x76543210ULL | (1ULL << 63);
-        if (hz_bad8(t)) return 0;
+        if (hz_bad8(t) || hz_over8(t, limit)) return 0;
         for (int i = 0; i < 8; i++) {
             key |= (uint64_t)(c[i] < 0) << (32 + i);
             if ((d >> i) & 1u) {
@@ -130,7 +131,8 @@ cdef extern from *:
     #endif
     }
     """
-    uint64_t hz_check_pattern8(const int32_t* c, const int32_t* t, unsigned d) noexcept nogil
+    uint64_t hz_check_pattern8(const int32_t* c, const int32_t* t, unsigned d,
+                               int32_t limit) noexcept nogil
     ctypedef struct Out "hz_out":
         int32_t* pid
         int32_t* src
@@ -497,7 +499,7 @@ cdef inline intp_t cache_slot(const PatternCache* C, uint64_t key) noexcept nogi
 
 cdef intp_t plan_rows(const int32_t[:, ::1] cur, const int32_t[:, ::1] tgt,
                       int32_t* fixed, bint prioritized, intp_t capacity, Out* o,
-                      PatternCache* C, int* status, intp_t* which, intp_t* bad_row,
+                      PatternCache* C, int32_t limit, int* status, intp_t* which, intp_t* bad_row,
                       intp_t* bad_col) noexcept nogil:
     """Body of :func:`plan_c` (same contract) with the output pointers and the cache
     (``C.keys == NULL``: plan every row). Never raises."""
@@ -519,8 +521,8 @@ cdef intp_t plan_rows(const int32_t[:, ::1] cur, const int32_t[:, ::1] tgt,
     loader_init(&L, P, R)
     for p in range(P):
         load_row8(&L, pc, p, cw)
-        if row_suspect(cw):
-            status[0] = check_row(cw, R, -1, &c)
+        if row_suspect(cw) or hz_over8(cw, limit):
+            status[0] = check_row(cw, R, limit, &c)
             if status[0] != S_OK:
                 which[0] = 0; bad_row[0] = p; bad_col[0] = c
                 return -1
@@ -529,9 +531,9 @@ cdef intp_t plan_rows(const int32_t[:, ::1] cur, const int32_t[:, ::1] tgt,
         dm = hz_diffmask8(cw, tw)
         if dm == 0:
             continue
-        key = hz_check_pattern8(cw, tw, dm)   # also checks tw (cw is valid here)
+        key = hz_check_pattern8(cw, tw, dm, limit)   # also checks tw (cw is valid here)
         if key == 0:
-            status[0] = check_row(tw, R, -1, &c)
+            status[0] = check_row(tw, R, limit, &c)
             if status[0] != S_OK:
                 which[0] = 1; bad_row[0] = p; bad_col[0] = c
                 return -1
@@ -580,7 +582,7 @@ cdef intp_t plan_rows(const int32_t[:, ::1] cur, const int32_t[:, ::1] tgt,
 
 cdef intp_t plan_c(const int32_t[:, ::1] cur, const int32_t[:, ::1] tgt, int32_t* fixed,
                    bint prioritized, intp_t capacity, int32_t* o_cols, int8_t* o_kind,
-                   uint8_t* o_inst, int* status, intp_t* which, intp_t* bad_row,
+                   uint8_t* o_inst, int32_t limit, int* status, intp_t* which, intp_t* bad_row,
                    intp_t* bad_col) noexcept nogil:
     """The whole-table planner, validating each row as it goes (one pass).
 
@@ -589,7 +591,8 @@ cdef intp_t plan_c(const int32_t[:, ::1] cur, const int32_t[:, ::1] tgt, int32_t
     ``o_kind``, ``o_inst``) have ``capacity + DEC_CAP`` entries; ``capacity`` bounds the
     decisions (checked before every write). Returns the number of decisions written. On
     invalid input returns -1 with
-    ``*status`` (BELOW_MINUS_ONE / DUPLICATE), ``*which`` (0 current, 1 target),
+    ``*status`` (BELOW_MINUS_ONE, TOO_LARGE: a member ``>= limit``, DUPLICATE), ``*which``
+    (0 current, 1 target),
     ``*bad_row``, ``*bad_col``; a broken planner invariant (impossible on valid input)
     gives -1 with ``*status = INTERNAL``. Never raises (if the per-call pattern cache
     cannot be allocated, every row is planned).
@@ -613,7 +616,7 @@ cdef intp_t plan_c(const int32_t[:, ::1] cur, const int32_t[:, ::1] tgt, int32_t
         free(C.pats)
         C.keys = NULL
         C.pats = NULL
-    n = plan_rows(cur, tgt, fixed, prioritized, capacity, &o, &C, status, which,
+    n = plan_rows(cur, tgt, fixed, prioritized, capacity, &o, &C, limit, status, which,
                   bad_row, bad_col)
     free(C.keys)
     free(C.pats)
@@ -642,26 +645,17 @@ def fix_cycles(const int32_t[:, ::1] current, const int32_t[:, ::1] target):
     return out
 
 
-cdef intp_t count_diff_c(const int32_t[:, ::1] a, const int32_t[:, ::1] b,
-                         int32_t* largest) noexcept nogil:
-    """Number of slots where two equal-shape tables differ, and the largest value in
-    either (vectorizable). Cannot fail."""
+cdef intp_t count_diff_c(const int32_t[:, ::1] a, const int32_t[:, ::1] b) noexcept nogil:
+    """Number of slots where two equal-shape tables differ (vectorizable). Cannot fail."""
     cdef intp_t k, n = a.shape[0] * a.shape[1], mm = 0
-    cdef int32_t mx = -1, v, w
     cdef const int32_t* pa
     cdef const int32_t* pb
-    largest[0] = -1
     if n == 0:
         return 0
     pa = &a[0, 0]
     pb = &b[0, 0]
     for k in range(n):
-        v = pa[k]
-        w = pb[k]
-        mm += v != w
-        mx = v if v > mx else mx
-        mx = w if w > mx else mx
-    largest[0] = mx
+        mm += pa[k] != pb[k]
     return mm
 
 
@@ -683,8 +677,7 @@ def plan(const int32_t[:, ::1] current, const int32_t[:, ::1] target, bint prior
     success, else a validation status for table ``which`` (0 current, 1 target) at
     ``[row, col]``, or INTERNAL at partition ``row``. ``columns`` is the (7, N) int32
     block ``[pid, src, sci, sni, dst, dci, dni]`` (rows contiguous), ``kind`` int8 and
-    ``instant`` bool of length N. A member ``>= member_limit`` gives TOO_LARGE with
-    ``which == row == col == -1`` before any planning (the caller locates it). Every
+    ``instant`` bool of length N. Members must be ``< member_limit`` (>= 1; TOO_LARGE). Every
     output array is read-only for good (it rests on a ``bytes`` object). The caller
     passes private snapshots: the tables are read twice (counting, then planning).
     """
@@ -695,13 +688,10 @@ def plan(const int32_t[:, ::1] current, const int32_t[:, ::1] target, bint prior
     cdef char* b_data
     cdef char* k_data
     cdef char* i_data
-    cdef int32_t largest = -1
     # decisions <= slots that differ (module docstring); counting them first keeps the
     # outputs small (fewer fresh pages to fault in than a P * R bound would touch)
     with nogil:
-        capacity = count_diff_c(current, target, &largest)
-    if largest >= member_limit:
-        return S_TOO_LARGE, -1, -1, -1, None, None, None, None
+        capacity = count_diff_c(current, target)
     width = capacity + DEC_CAP      # DEC_CAP spare columns: never empty, see plan_c
     fixed_buf = immutable_buffer(P * R * 4, &f_data)   # the kernel writes every row
     block_buf = immutable_buffer(N_COLUMNS * width * 4, &b_data)
@@ -709,8 +699,8 @@ def plan(const int32_t[:, ::1] current, const int32_t[:, ::1] target, bint prior
     inst_buf = immutable_buffer(width, &i_data)
     with nogil:
         n = plan_c(current, target, <int32_t*>f_data, prioritized, capacity,
-                   <int32_t*>b_data, <int8_t*>k_data, <uint8_t*>i_data, &status, &which,
-                   &row, &col)
+                   <int32_t*>b_data, <int8_t*>k_data, <uint8_t*>i_data, member_limit,
+                   &status, &which, &row, &col)
     if n < 0:
         return status, which, row, col, None, None, None, None
     fixed = np.frombuffer(fixed_buf, dtype=np.int32, count=P * R).reshape(P, R)

@@ -338,8 +338,8 @@ def test_json_documents_are_checked_field_by_field(real, edit, msg):
 @pytest.mark.parametrize("text", [
     "", "not json", "[]", "null", "1", '"plan"', "[" * 100_000 + "]" * 100_000,
     '{"a":' * 50_000 + "1" + "}" * 50_000, b"\xff\xfe", "9" * 10_000, "{}",
-    '{"format": "hzfast.MigrationPlan/1"}', "NaN", '{"format": "hzfast.MigrationPlan/1", '
-    '"columns": {"partition_id": [NaN]}}',
+    '{"format": "hzfast.MigrationPlan/1"}', "NaN",
+    ('{"format": "hzfast.MigrationPlan/1", "columns": {"partition_id": [NaN]}}'),
 ])
 def test_hostile_json_gives_one_value_error(text):
     with pytest.raises(ValueError, match="MigrationPlan JSON"):

@@ -217,12 +217,12 @@ def test_read_only_and_memory_mapped_inputs_work(tmp_path):
     mm = np.load(tmp_path / "cur.npy", mmap_mode="r")
     assert hzfast.plan_migrations(mm, tgt) == want
     reps, vers = hzfast.apply_migrations(ro_cur, np.zeros(4, np.int32), want)
-    assert np.array_equal(reps, want.target) and reps.flags.writeable
+    assert np.array_equal(reps, want.target) and reps.flags.writeable and vers.flags.writeable
 
 
 def test_a_duck_typed_table_must_hold_a_real_array():
     class Fake:
-        replicas = [[0, 1]]
+        replicas = ((0, 1),)
     with pytest.raises(TypeError, match="replicas must be a numpy int32 array"):
         hzfast.diff(Fake(), Fake())
 
@@ -278,3 +278,24 @@ def test_versions_forms(versions, exc):
         PartitionTable(cur, versions)
     with pytest.raises(exc, match="versions"):
         hzfast.repair(cur, [0, 1, 2], versions)
+
+
+@pytest.mark.parametrize("which, row, col, value", [
+    ("current", 0, 0, MAX_MEMBER_COUNT), ("current", 3, 2, 2**31 - 1),
+    ("target", 1, 1, MAX_MEMBER_COUNT), ("target", 3, 0, 10**9),     # a differing slot
+])
+def test_planner_names_the_member_beyond_the_limit(which, row, col, value):
+    # the planner checks the limit inside its single pass, row by row
+    cur, tgt = _small()
+    bad = {"current": cur, "target": tgt}[which]
+    bad[row, col] = value
+    with pytest.raises(ValueError, match=rf"{which}\[{row}, {col}\] = {value}: member "
+                                         rf"indices must be < 65536"):
+        hzfast.plan_migrations(cur, tgt)
+    both = cur.copy()
+    both[row, col] = value       # the same member on both sides: an equal slot
+    with pytest.raises(ValueError, match=rf"current\[{row}, {col}\] = {value}"):
+        hzfast.plan_migrations(both, both)
+    cur, tgt = _small()
+    cur[0, 1] = tgt[0, 1] = MAX_MEMBER_COUNT - 1          # the largest member is fine
+    assert hzfast.plan_migrations(cur, tgt).max_member() == MAX_MEMBER_COUNT - 1
