@@ -14,7 +14,9 @@ Modes
 ``--hours H``     long mode: H hours in total, split evenly over the chosen targets.
 ``--repro FILE``  run one input through ``--target`` without atheris' runner (a plain
                   traceback; what ``fuzz/findings/*.py`` reproducers boil down to).
-``--merge``       after fuzzing, minimise seeds + new inputs back into the seed corpus.
+``--merge``       after fuzzing, minimise seeds + new inputs by coverage and keep the
+                  ``--max-seeds`` passing ones (sizes spread evenly) as the seed corpus.
+``--known RE``    keep searching past findings already reported (long runs only).
 
 Runs are sequential: one core at most.
 """
@@ -23,7 +25,9 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import re
 import resource
+import shlex
 import shutil
 import subprocess
 import sys
@@ -37,14 +41,41 @@ ROOT = Path(__file__).resolve().parent
 CORPUS = ROOT / "corpus"
 
 
+def _launcher(name: str) -> str:
+    """An executable that restarts this worker: libFuzzer re-runs ``argv[0]`` with flags of
+    its own for ``-merge`` (and to restart after a crash during one)."""
+    path = Path(tempfile.mkdtemp(prefix="hzfast-fuzz-")) / f"fuzz-{name}"
+    path.write_text(f"#!/bin/sh\ncd {shlex.quote(str(ROOT.parent))} && exec "
+                    f"{shlex.quote(sys.executable)} -m fuzz.run --worker {name} -- \"$@\"\n")
+    path.chmod(0o755)
+    return str(path)
+
+
 def _worker(name: str, flags: list[str]) -> None:
-    """Inside the child: instrument, import the target, hand control to libFuzzer."""
+    """Inside the child: instrument, import the target, hand control to libFuzzer.
+
+    ``HZFAST_FUZZ_KNOWN`` (a regular expression) names findings already reported: an
+    exception whose ``Type: message`` matches it is swallowed, so a long run keeps
+    searching for new ones while the known ones are being fixed.
+    """
     import atheris
 
     with atheris.instrument_imports(include=["hzfast", "fuzz"]):
         import hzfast  # noqa: F401
         module = importlib.import_module(f"fuzz.targets.{name}")
-    atheris.Setup([sys.argv[0], *flags], module.test_one_input)
+    target = module.test_one_input
+    known = os.environ.get("HZFAST_FUZZ_KNOWN")
+    if known:
+        pattern = re.compile(known)
+
+        def target(data: bytes) -> None:
+            try:
+                module.test_one_input(data)
+            except Exception as exc:
+                if not pattern.search(f"{type(exc).__name__}: {exc}"):
+                    raise
+
+    atheris.Setup([_launcher(name), *flags], target)
     atheris.Fuzz()
 
 
@@ -90,14 +121,43 @@ def run_target(name: str, seconds: int, args: argparse.Namespace) -> tuple[int, 
     for line in text.splitlines():
         if "Test unit written to" in line:
             found = line.split("Test unit written to", 1)[1].strip()
-    if args.merge and status == 0:
-        subprocess.run([sys.executable, "-m", "fuzz.run", "--worker", name, "--", "-merge=1",
-                        f"-timeout={args.timeout}", str(seeds), str(scratch)],
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                       cwd=str(ROOT.parent), check=False)
+    if args.merge:
+        refresh_seeds(name, scratch, args.max_seeds, args.timeout)
     if not args.corpus_out:
         shutil.rmtree(scratch, ignore_errors=True)
     return status, cpu, found
+
+
+def refresh_seeds(name: str, found: Path, limit: int, timeout: int) -> int:
+    """Minimise seeds + ``found`` by coverage (libFuzzer ``-merge``), keep ``limit`` of the
+    inputs that pass the contract (sizes spread from the smallest to the largest), and
+    make them the seed corpus. Returns the number of seeds."""
+    seeds = CORPUS / name
+    merged = Path(tempfile.mkdtemp(prefix=f"hzfast-merge-{name}-"))
+    subprocess.run([sys.executable, "-m", "fuzz.run", "--worker", name, "--", "-merge=1",
+                    f"-timeout={timeout}", str(merged), str(seeds), str(found)],
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                   cwd=str(ROOT.parent), check=False)
+    module = importlib.import_module(f"fuzz.targets.{name}")
+    passing = []
+    for path in sorted(merged.iterdir(), key=lambda p: (p.stat().st_size, p.name)):
+        try:
+            module.test_one_input(path.read_bytes())
+        except Exception as exc:  # noqa: BLE001 - a finding belongs in fuzz/findings
+            print(f"{name}: {path.name} left out of the seeds: {type(exc).__name__}",
+                  file=sys.stderr)
+            continue
+        passing.append(path)
+    # sizes spread evenly from the smallest to the largest passing input
+    step = max(len(passing) / max(limit, 1), 1.0)
+    keep = [passing[int(i * step)] for i in range(min(limit, len(passing)))]
+    if keep:
+        for old in seeds.iterdir():
+            old.unlink()
+        for path in keep:
+            shutil.copy(path, seeds / path.name)
+    shutil.rmtree(merged, ignore_errors=True)
+    return len(keep)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -117,8 +177,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rss-limit-mb", type=int, default=1536, help="memory ceiling per target")
     ap.add_argument("--artifacts", default="fuzz-artifacts", help="crash inputs and logs")
     ap.add_argument("--corpus-out", help="keep the inputs found here (one folder per target)")
-    ap.add_argument("--merge", action="store_true", help="minimise new inputs into the seeds")
+    ap.add_argument("--merge", action="store_true",
+                    help="after fuzzing, minimise seeds + new inputs into the seed corpus")
+    ap.add_argument("--max-seeds", type=int, default=40,
+                    help="seeds kept per target by --merge (default 40)")
     ap.add_argument("--repro", type=Path, help="run one input file through --target")
+    ap.add_argument("--known", action="append", default=[],
+                    help="regex of a finding already reported: keep searching past it "
+                         "(repeatable; never in CI)")
     args = ap.parse_args(argv)
     if args.list:
         print("\n".join(TARGETS))
@@ -128,6 +194,8 @@ def main(argv: list[str] | None = None) -> int:
         if len(names) != 1:
             ap.error("--repro needs exactly one --target")
         return _repro(names[0], args.repro)
+    if args.known:
+        os.environ["HZFAST_FUZZ_KNOWN"] = "|".join(f"(?:{k})" for k in args.known)
     seconds = args.seconds
     if args.hours:
         seconds = max(1, int(args.hours * 3600 / len(names)))
