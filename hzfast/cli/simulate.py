@@ -65,7 +65,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     int
         0 when every run converged without a violation, 1 otherwise.
     """
-    import hzfast.sim as sim
+    from hzfast import sim
 
     if args.trace and args.seeds != 1 and args.scenario is None:
         raise UserError("--trace: prints one run; use it with --seeds 1")
@@ -147,9 +147,9 @@ def _render(con: Console, d: dict[str, Any]) -> None:
         ("passed / failed", f"{d['passed']} / {d['failed']}"),
         ("converged", f"{d['converged']} of {d['seeds']}"),
         ("entries acknowledged", human_count(d["entries_acknowledged"])),
-        ("entries lost", f"{human_count(d['entries_lost'])} "
-                         f"({human_count(d['entries_lost_expected'])} expected: more holders "
-                         f"crashed than backups)"),
+        ("entries lost", (f"{human_count(d['entries_lost'])} "
+                          f"({human_count(d['entries_lost_expected'])} expected: more holders "
+                          f"crashed than backups)")),
         ("faults injected", ", ".join(f"{k} {v}" for k, v in d["faults_injected"].items())
          or "none"),
         ("events", human_count(d["events"])),

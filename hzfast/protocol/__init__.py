@@ -7,16 +7,50 @@ membership view (the oldest member). A runtime feeds :meth:`Node.handle` events
 marks naming protocol steps. See docs/design.md §7 and §11.
 """
 from hzfast.protocol import events, messages, outputs
-from hzfast.protocol.events import EffectDone, Event, MembershipChanged, MessageReceived, TimerFired
+from hzfast.protocol.events import (
+                                     EffectDone,
+                                     Event,
+                                     MembershipChanged,
+                                     MessageReceived,
+                                     TimerFired,
+)
 from hzfast.protocol.messages import MigrationInfo, MigrationStatus
 from hzfast.protocol.node import DESIGNS, Config, MemberState, Node
-from hzfast.protocol.outputs import (EFFECT_KINDS, MARKS, CancelTimer, Effect, Mark, Output, Send,
-                                     SetTimer)
+from hzfast.protocol.outputs import (
+                                     EFFECT_KINDS,
+                                     MARKS,
+                                     CancelTimer,
+                                     Effect,
+                                     Mark,
+                                     Output,
+                                     Send,
+                                     SetTimer,
+)
 from hzfast.protocol.tables import DivergedTableError, merge_tables
 
 __all__ = [
-    "DESIGNS", "EFFECT_KINDS", "MARKS", "CancelTimer", "Config", "DivergedTableError",
-    "EffectDone", "Effect", "Event", "Mark", "MemberState", "MembershipChanged",
-    "MessageReceived", "MigrationInfo", "MigrationStatus", "Node", "Output", "Send", "SetTimer",
-    "TimerFired", "events", "merge_tables", "messages", "outputs",
+                                     "DESIGNS",
+                                     "EFFECT_KINDS",
+                                     "MARKS",
+                                     "CancelTimer",
+                                     "Config",
+                                     "DivergedTableError",
+                                     "Effect",
+                                     "EffectDone",
+                                     "Event",
+                                     "Mark",
+                                     "MemberState",
+                                     "MembershipChanged",
+                                     "MessageReceived",
+                                     "MigrationInfo",
+                                     "MigrationStatus",
+                                     "Node",
+                                     "Output",
+                                     "Send",
+                                     "SetTimer",
+                                     "TimerFired",
+                                     "events",
+                                     "merge_tables",
+                                     "messages",
+                                     "outputs",
 ]

@@ -1,12 +1,12 @@
 """What a runtime tells a protocol node: the inputs of :meth:`hzfast.protocol.Node.handle`."""
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass
-from typing import Hashable
 
 from hzfast.protocol.messages import Message
 
-__all__ = ["Event", "MembershipChanged", "MessageReceived", "TimerFired", "EffectDone"]
+__all__ = ["EffectDone", "Event", "MembershipChanged", "MessageReceived", "TimerFired"]
 
 
 @dataclass(frozen=True, slots=True)

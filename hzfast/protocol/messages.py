@@ -15,14 +15,25 @@ import numpy as np
 from numpy.typing import NDArray
 
 __all__ = [
-    "MigrationStatus", "MigrationInfo", "Message",
-    "MigrationRequest", "MigrationTransfer", "MigrationTransferAck", "MigrationResult",
-    "MigrationCommit", "MigrationCommitResponse",
-    "PublishCompletedMigrations", "PublishCompletedAck",
-    "PartitionTableUpdate", "PartitionTableAck",
-    "PartitionStateCheck", "PartitionStateCheckReply",
-    "FetchPartitionState", "PartitionStateReply",
-    "PromotionCommit", "PromotionCommitResponse",
+    "FetchPartitionState",
+    "Message",
+    "MigrationCommit",
+    "MigrationCommitResponse",
+    "MigrationInfo",
+    "MigrationRequest",
+    "MigrationResult",
+    "MigrationStatus",
+    "MigrationTransfer",
+    "MigrationTransferAck",
+    "PartitionStateCheck",
+    "PartitionStateCheckReply",
+    "PartitionStateReply",
+    "PartitionTableAck",
+    "PartitionTableUpdate",
+    "PromotionCommit",
+    "PromotionCommitResponse",
+    "PublishCompletedAck",
+    "PublishCompletedMigrations",
     "ReplicaSyncRequest",
 ]
 
@@ -145,11 +156,10 @@ class PublishCompletedAck(Message):
     ok: bool
 
 
-def _table_eq(a: "PartitionTableUpdate", b: object) -> bool:
-    return (type(a) is type(b) and a.sender == b.sender       # type: ignore[attr-defined]
-            and np.array_equal(a.versions, b.versions)          # type: ignore[attr-defined]
-            and np.array_equal(a.replicas, b.replicas)          # type: ignore[attr-defined]
-            and a.completed == b.completed)                     # type: ignore[attr-defined]
+def _table_eq(a: PartitionTableUpdate, b: object) -> bool:
+    return (isinstance(b, PartitionTableUpdate) and type(a) is type(b) and a.sender == b.sender
+            and np.array_equal(a.versions, b.versions)
+            and np.array_equal(a.replicas, b.replicas) and a.completed == b.completed)
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -16,8 +16,9 @@ rules 1–9). ``"legacy"`` is the earlier design that lost data in Hazelcast's i
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, replace
-from typing import Hashable
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -29,12 +30,18 @@ from hzfast.migration.executor import Executor
 from hzfast.migration.plan import MigrationPlan
 from hzfast.migration.planner import plan_migrations
 from hzfast.protocol import messages as msg
-from hzfast.protocol.events import EffectDone, Event, MembershipChanged, MessageReceived, TimerFired
+from hzfast.protocol.events import (
+    EffectDone,
+    Event,
+    MembershipChanged,
+    MessageReceived,
+    TimerFired,
+)
 from hzfast.protocol.messages import MigrationInfo, MigrationStatus
 from hzfast.protocol.outputs import CancelTimer, Effect, Mark, Output, Send, SetTimer
 from hzfast.protocol.tables import DivergedTableError, merge_tables
 
-__all__ = ["Config", "Node", "MemberState", "DESIGNS"]
+__all__ = ["DESIGNS", "Config", "MemberState", "Node"]
 
 DESIGNS = ("safe", "legacy")
 SUCCESS, FAILED, ACTIVE = MigrationStatus.SUCCESS, MigrationStatus.FAILED, MigrationStatus.ACTIVE
@@ -108,7 +115,7 @@ def apply_to_row(row: NDArray[np.int32], x: MigrationInfo) -> None:
 class _Run:
     """The master's running plan: the executor and the migrations in flight."""
 
-    __slots__ = ("executor", "ids", "inflight", "aborted")
+    __slots__ = ("aborted", "executor", "ids", "inflight")
 
     def __init__(self, executor: Executor, ids: NDArray[np.int64]) -> None:
         self.executor = executor
@@ -354,7 +361,7 @@ class Node:
         run = self._run
         if run is not None:
             run.aborted = True
-            for mid, (i, x, stage, owner) in list(run.inflight.items()):
+            for mid, (_i, x, stage, owner) in list(run.inflight.items()):
                 parts = {owner, x.destination} | ({x.source} if x.source >= 0 else set())
                 if stage == "commit":
                     parts = {x.destination}
@@ -665,9 +672,7 @@ class Node:
                 why = "migration not from my master"
             elif x.destination != self.me:
                 why = "not the destination"
-            elif not self._apply_completed(m.completed):
-                why = "version mismatch"
-            elif int(self.versions[x.partition]) != x.initial:
+            elif not self._apply_completed(m.completed) or int(self.versions[x.partition]) != x.initial:
                 why = "version mismatch"
             else:
                 act = self.active.get(x.partition)
@@ -1126,6 +1131,7 @@ class Node:
         run = self._run
         assert run is not None
         ex = run.executor
+        assert self._run_plan is not None
         x = self._info(self._run_plan, i, run.ids)
         p = x.partition
         owner = int(self.replicas[p, 0])
@@ -1215,7 +1221,7 @@ class Node:
         members = np.asarray(self.data_members, dtype=np.int32)
         bad = (self.replicas >= 0) & ~np.isin(self.replicas, members)
         if bad.any():
-            self._legacy_drop(set(int(v) for v in self.replicas[bad].tolist()))
+            self._legacy_drop({int(v) for v in self.replicas[bad].tolist()})
 
     def _legacy_finalize(self, old: NDArray[np.int32], new: NDArray[np.int32]) -> None:
         """Each member acts alone on the table it now sees (rule 10(a)-(b))."""
@@ -1235,7 +1241,7 @@ class Node:
                 self._send(owner, msg.ReplicaSyncRequest(self.me, p))
 
 
-_HANDLERS = {
+_HANDLERS: dict[type, Callable[[Node, Any], None]] = {
     msg.PartitionTableUpdate: Node._on_table,
     msg.PublishCompletedMigrations: Node._on_publish,
     msg.PartitionStateCheck: Node._on_state_check,

@@ -1,13 +1,21 @@
 """What a protocol node asks of its runtime: the outputs of :meth:`hzfast.protocol.Node.handle`."""
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass
-from typing import Hashable
 
 from hzfast.protocol.messages import Message, MigrationInfo
 
-__all__ = ["Output", "Send", "SetTimer", "CancelTimer", "Effect", "Mark", "EFFECT_KINDS",
-           "MARKS"]
+__all__ = [
+    "EFFECT_KINDS",
+    "MARKS",
+    "CancelTimer",
+    "Effect",
+    "Mark",
+    "Output",
+    "Send",
+    "SetTimer",
+]
 
 #: What an :class:`Effect` asks of the runtime's replica data:
 #:

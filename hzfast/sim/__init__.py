@@ -10,11 +10,25 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from hzfast.sim.cluster import (FAULT_MODES, ROLES, CrashAt, FaultPlan, Simulation,
-                                SimulationResult)
+from hzfast.sim.cluster import (
+    FAULT_MODES,
+    ROLES,
+    CrashAt,
+    FaultPlan,
+    Simulation,
+    SimulationResult,
+)
 
-__all__ = ["CrashAt", "FaultPlan", "SimulationResult", "Simulation", "run", "scenario_5444",
-           "ROLES", "FAULT_MODES"]
+__all__ = [
+    "FAULT_MODES",
+    "ROLES",
+    "CrashAt",
+    "FaultPlan",
+    "Simulation",
+    "SimulationResult",
+    "run",
+    "scenario_5444",
+]
 
 
 def _int(v: object, name: str, lo: int, hi: int) -> int:

@@ -10,8 +10,9 @@ from __future__ import annotations
 import heapq
 import random
 from collections import Counter, deque
+from collections.abc import Hashable
 from dataclasses import dataclass, field
-from typing import Any, Hashable
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -20,11 +21,16 @@ from hzfast.arrangement import arrange
 from hzfast.hashing import partition_ids
 from hzfast.members import Members
 from hzfast.protocol import messages as msg
-from hzfast.protocol.events import EffectDone, MembershipChanged, MessageReceived, TimerFired
+from hzfast.protocol.events import (
+    EffectDone,
+    MembershipChanged,
+    MessageReceived,
+    TimerFired,
+)
 from hzfast.protocol.node import Config, MemberState, Node
 from hzfast.protocol.outputs import CancelTimer, Effect, Mark, Send, SetTimer
 
-__all__ = ["CrashAt", "FaultPlan", "SimulationResult", "Simulation", "ROLES", "FAULT_MODES"]
+__all__ = ["FAULT_MODES", "ROLES", "CrashAt", "FaultPlan", "Simulation", "SimulationResult"]
 
 ROLES = ("master", "source", "destination", "owner")
 FAULT_MODES = ("swarm", "none")

@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-import hzfast.sim as sim
+from hzfast import sim
 from hzfast.protocol import MARKS
 from hzfast.sim import CrashAt
 
