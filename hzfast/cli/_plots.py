@@ -219,10 +219,12 @@ def plot_schedule(plan: MigrationPlan, sched: Schedule, members: Members, path: 
     ax.set_xlabel("round" if unit == "round" else "time (s)")
     span = float(sched.makespan)
     ax.set_xlim(0, max(span, 1e-9) * 1.02)
-    shown = "rounds" if unit == "round" else "s"
+    bound = float(sched.lower_bound)
+    span_text = (f"{span:,.0f} rounds (lower bound {bound:,.1f})" if unit == "round"
+                 else f"{span:,.1f} s (lower bound {bound:,.1f} s)")
     ax.set_title(f"{len(queued):,} queued migrations, at most "
                  f"{sched.max_parallel_migrations} in flight per member: makespan "
-                 f"{span:.4g} {shown} (lower bound {float(sched.lower_bound):.4g})", fontsize=10)
+                 f"{span_text}", fontsize=10)
     ax.grid(axis="x", alpha=0.3)
     handles = [Patch(color=_KIND_COLORS.get(MigrationKind(k), "grey"),
                      label=MigrationKind(k).name) for k in sorted(seen_kinds)]

@@ -127,16 +127,15 @@ def _terminal_progress(enabled: bool) -> Iterator[tuple[Progress, TextIO | None]
     visible while file descriptors 1 and 2 are redirected to Spark's log."""
     from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-    stream: TextIO | None = None
-    if enabled and sys.stderr.isatty():
-        stream = os.fdopen(os.dup(sys.stderr.fileno()), "w")
-    console = Console(file=stream if stream is not None else open(os.devnull, "w"))
-    try:
+    with contextlib.ExitStack() as stack:
+        stream: TextIO | None = None
+        if enabled and sys.stderr.isatty():
+            stream = stack.enter_context(os.fdopen(os.dup(sys.stderr.fileno()), "w"))
+        console = Console(file=stream if stream is not None
+                          else stack.enter_context(open(os.devnull, "w")))
         with Progress(TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
                       console=console, transient=True, disable=stream is None) as progress:
             yield progress, stream
-    finally:
-        console.file.close()
 
 
 @contextlib.contextmanager
@@ -237,12 +236,11 @@ def cmd_demo(args: argparse.Namespace) -> int:
                                            bandwidth, M)
             progress.update(task, advance=1)
         else:
-            log = tempfile.NamedTemporaryFile(prefix="hzfast-demo-spark-", suffix=".log",
-                                              delete=False)
-            log.close()
-            payload["spark_log"] = log.name
+            fd, log = tempfile.mkstemp(prefix="hzfast-demo-spark-", suffix=".log")
+            os.close(fd)
+            payload["spark_log"] = log
             rows = _on_spark(args, table, current, target, bandwidth, payload, progress, task,
-                             log.name)
+                             log)
         progress.update(task, advance=1, description="scheduling the migrations")
         sched = hzfast.schedule(plan, change.current, max_parallel_migrations=args.max_parallel,
                                 sizes=(rows * args.value_bytes).astype(np.float64),

@@ -74,7 +74,8 @@ def test_demo_plot_draws_both_charts(tmp_path, run_json):
     d = run_json(*SMALL, "-k", "20000", "--no-spark", "--plot", prefix, "--json")
     assert d["plots"] == {"moves": f"{prefix}-moves.png", "schedule": f"{prefix}-schedule.png"}
     for path in d["plots"].values():
-        data = open(path, "rb").read()
+        with open(path, "rb") as f:
+            data = f.read()
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and 20_000 < len(data) < 2_000_000
 
 

@@ -27,8 +27,8 @@ def files(tmp_path_factory):
     (d / "sizes.npy").write_bytes(b"")
     np.save(d / "short_sizes.npy", np.ones(10))
     plan = d / "plan.json"
-    from hzfast.cli.plan import topology_change
     import hzfast
+    from hzfast.cli.plan import topology_change
     c = topology_change(t, leave=[3])
     plan.write_text(hzfast.plan_migrations(c.current, c.target).to_json())
     (d / "dir").mkdir()

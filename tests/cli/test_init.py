@@ -83,7 +83,8 @@ def test_help_lists_commands_in_order_with_their_summary(help_of):
     assert out.startswith("usage: hzfast [-h] [--version] [--debug] COMMAND ...")
     assert "Fast, bit-exact Hazelcast/Ignite partition tables" in out
     sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
-    assert [a.dest for a in sub._choices_actions] == [*COMMANDS, "ignite"]
+    listed = [a.dest for a in sub._choices_actions]
+    assert listed[:len(COMMANDS) + 1] == [*COMMANDS, "ignite"]
     flat = " ".join(out.split())
     for a in sub._choices_actions:
         assert f"{a.dest} {' '.join(a.help.split())}" in flat
@@ -135,7 +136,8 @@ def test_version(capsys):
 
 
 def test_command_groups_register_in_order():
-    assert COMMAND_GROUPS == ("demo", "table", "plan", "inspect", "restart", "ignite")
+    # later groups (hzfast simulate, ...) register after these
+    assert COMMAND_GROUPS[:6] == ("demo", "table", "plan", "inspect", "restart", "ignite")
 
 
 def test_console_script_and_module_entry_points():
@@ -162,7 +164,7 @@ def test_imports_stay_light():
 
 
 def test_internal_errors_are_one_line_status_1(monkeypatch, capsys):
-    import hzfast.cli.table as table
+    from hzfast.cli import table
 
     def boom(args):
         raise RuntimeError("a bug\nover two lines")

@@ -6,9 +6,16 @@ import pytest
 
 import hzfast
 from hzfast.cli._errors import UserError
-from hzfast.cli._inputs import (add_table_args, balanced_table, check_table_size,
-                                load_members, load_or_generate, load_plan, load_table,
-                                member_ids)
+from hzfast.cli._inputs import (
+    add_table_args,
+    balanced_table,
+    check_table_size,
+    load_members,
+    load_or_generate,
+    load_plan,
+    load_table,
+    member_ids,
+)
 
 
 def test_add_table_args_defaults():

@@ -86,8 +86,8 @@ def _brute_senders(plan, current):
     return out
 
 
-@pytest.mark.parametrize("change", [dict(leave=[1]), dict(crash=[0]), dict(to_members=7),
-                                    dict(crash=[3], leave=[0])])
+@pytest.mark.parametrize("change", [{"leave": [1]}, {"crash": [0]}, {"to_members": 7},
+                                    {"crash": [3], "leave": [0]}])
 def test_senders_follow_the_owner_step_by_step(change):
     table = balanced_table(500, 5, 4)
     c = topology_change(table, **change)

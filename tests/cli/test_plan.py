@@ -115,7 +115,7 @@ def test_a_bare_library_plan_is_checked_migration_by_migration(tmp_path, run_jso
     table = balanced_table(300, 4, 2)
     path = tmp_path / "t.bin"
     persistence.write_table(path, table, "hz41")
-    c, plan, result = _expected(table, leave=[0])
+    _, plan, _ = _expected(table, leave=[0])
     bare = tmp_path / "bare.json"
     bare.write_text(plan.to_json())
     assert run_json("verify", "--table", path, "--plan", bare, "--json")["applies"]
@@ -169,7 +169,7 @@ def test_charts_are_pngs(tmp_path, table_file, run_json):
 
 def test_to_members_matches_the_crash_of_the_highest(run_json):
     p = run_json("plan", "-p", 2000, "-m", 10, "-r", 3, "--to-members", 9, "--json")
-    c, plan, result = _expected(balanced_table(2000, 10, 3), to_members=9)
+    c, plan, _ = _expected(balanced_table(2000, 10, 3), to_members=9)
     assert p["crashed"] == [9] and p["migrations"] == len(plan)
     assert p["schedule_rounds"] == hzfast.schedule(plan, c.current).rounds
     grow = run_json("plan", "-p", 2000, "-m", 10, "-r", 3, "--to-members", 12, "--json")
