@@ -485,7 +485,7 @@ def read_npz(path: str | os.PathLike[str] | IO[bytes], expected: Mapping[str, tu
         raise ValueError(f"{label} {exc}") from None
     except MemoryError:
         raise
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - every parser failure is a damaged file
         # zipfile, zlib and numpy's header parser raise many kinds (BadZipFile, zlib.error,
         # EOFError, OSError, KeyError, struct.error, SyntaxError, tokenize.TokenError,
         # RecursionError, OverflowError, ...): for a file that opened, each is a damaged file

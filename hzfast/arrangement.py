@@ -42,23 +42,31 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from hzfast import _arrange
-from hzfast._check import (MAX_MEMBER_COUNT, MAX_REPLICA_COUNT, as_bool_column,
-                           as_int_column, as_replicas, as_versions, check_int,
-                           check_member_total, check_members_arg)
+from hzfast._check import (
+    MAX_MEMBER_COUNT,
+    MAX_REPLICA_COUNT,
+    as_bool_column,
+    as_int_column,
+    as_replicas,
+    as_versions,
+    check_int,
+    check_member_total,
+    check_members_arg,
+)
 from hzfast._typing import TableLike, VectorLike
 from hzfast.members import Members, MembersLike
 from hzfast.migration.planner import fix_cycles
 
-__all__ = ["repair", "arrange", "arrangement_report", "ArrangementReport"]
+__all__ = ["ArrangementReport", "arrange", "arrangement_report", "repair"]
 
 #: A grouping: a name ("per_member", "host", "zone", "custom") or one group id per member.
-Grouping = Union[str, ArrayLike]
+Grouping = str | ArrayLike
 
 
 # ----------------------------------------------------------------------------- repair

@@ -7,9 +7,20 @@ from typing import IO, Any
 import numpy as np
 from numpy.typing import NDArray
 
-from hzfast._check import (DEFAULT_PARTITION_COUNT, MAX_REPLICA_COUNT, as_replicas,
-                           as_versions, check_int, check_member_total, check_members_arg,
-                           check_partition_count, check_table, file_name, frozen, read_npz)
+from hzfast._check import (
+    DEFAULT_PARTITION_COUNT,
+    MAX_REPLICA_COUNT,
+    as_replicas,
+    as_versions,
+    check_int,
+    check_member_total,
+    check_members_arg,
+    check_partition_count,
+    check_table,
+    file_name,
+    frozen,
+    read_npz,
+)
 from hzfast._typing import TableLike, VectorLike
 from hzfast.members import Members, MembersLike
 
@@ -56,7 +67,7 @@ class PartitionTable:
     (2, 2, [0, 1])
     """
 
-    __slots__ = ("_replicas", "_versions", "_members", "_stamp")
+    __slots__ = ("_members", "_replicas", "_stamp", "_versions")
     _replicas: NDArray[np.int32]
     _versions: NDArray[np.int32]
     _members: Members
@@ -86,7 +97,7 @@ class PartitionTable:
     @classmethod
     def empty(cls, partition_count: int = DEFAULT_PARTITION_COUNT,
               replica_count: int = MAX_REPLICA_COUNT,
-              members: MembersLike = 0) -> "PartitionTable":
+              members: MembersLike = 0) -> PartitionTable:
         """A table with every slot empty and every version 0.
 
         Parameters
@@ -107,7 +118,7 @@ class PartitionTable:
     @classmethod
     def round_robin(cls, partition_count: int = DEFAULT_PARTITION_COUNT,
                     members: MembersLike = 3,
-                    replica_count: int | None = None) -> "PartitionTable":
+                    replica_count: int | None = None) -> PartitionTable:
         """A balanced demo table: ``replicas[p, r] = (p + r) % M``.
 
         ``replica_count`` defaults to ``min(M, 7)`` and may not exceed M.
@@ -183,7 +194,7 @@ class PartitionTable:
                                                                  key_type), 0]
         return owners
 
-    def validate(self) -> "PartitionTable":
+    def validate(self) -> PartitionTable:
         """Re-check every invariant; return self. Raises ValueError on a broken table."""
         as_replicas(self._replicas, "replicas", member_count=len(self._members))
         as_versions(self._versions, self.partition_count)
@@ -191,19 +202,19 @@ class PartitionTable:
 
     # -- derivation --------------------------------------------------------
     def replace(self, *, replicas: TableLike | None = None, versions: VectorLike | None = None,
-                members: MembersLike | None = None) -> "PartitionTable":
+                members: MembersLike | None = None) -> PartitionTable:
         """A new table with some parts replaced (validated again)."""
         return PartitionTable(self._replicas if replicas is None else replicas,
                               self._versions if versions is None else versions,
                               self._members if members is None else members)
 
-    def copy(self) -> "PartitionTable":
+    def copy(self) -> PartitionTable:
         """An equal table (tables are immutable, so this is rarely needed)."""
         return self.replace()
 
     __copy__ = copy
 
-    def __deepcopy__(self, memo: dict[int, Any]) -> "PartitionTable":
+    def __deepcopy__(self, memo: dict[int, Any]) -> PartitionTable:
         return self.copy()
 
     def __eq__(self, other: object) -> bool:
@@ -216,7 +227,7 @@ class PartitionTable:
 
     __hash__ = None  # type: ignore[assignment]  # mutable-looking arrays: not hashable
 
-    def __reduce__(self) -> tuple[type["PartitionTable"], tuple[Any, ...]]:
+    def __reduce__(self) -> tuple[type[PartitionTable], tuple[Any, ...]]:
         # pickled as its parts and validated again when unpickled
         return (PartitionTable, (np.array(self._replicas), np.array(self._versions),
                                  self._members))
@@ -243,7 +254,7 @@ class PartitionTable:
                                 members=members)
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str] | IO[bytes]) -> "PartitionTable":
+    def load(cls, path: str | os.PathLike[str] | IO[bytes]) -> PartitionTable:
         """Read a table written by :meth:`save` (validated).
 
         Raises

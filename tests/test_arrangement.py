@@ -4,8 +4,7 @@ import json
 import numpy as np
 import pytest
 
-from hzfast import Members, PartitionTable
-from hzfast import _arrange
+from hzfast import Members, PartitionTable, _arrange
 from hzfast import arrangement as A
 from hzfast.arrangement import arrange, arrangement_report, repair
 from hzfast.migration import find_cycles, fix_cycles

@@ -129,10 +129,10 @@ def test_bad_versions(versions, exc, match):
 
 
 @pytest.mark.parametrize("kwargs, exc, match", [
-    (dict(partition_count=0), ValueError, "partition_count must be >= 1"),
-    (dict(partition_count=2.5), TypeError, "partition_count must be an integer"),
-    (dict(replica_count=8), ValueError, "replica_count must be <= 7"),
-    (dict(members="x"), TypeError, "members must be a Members registry or an int"),
+    ({"partition_count": 0}, ValueError, "partition_count must be >= 1"),
+    ({"partition_count": 2.5}, TypeError, "partition_count must be an integer"),
+    ({"replica_count": 8}, ValueError, "replica_count must be <= 7"),
+    ({"members": "x"}, TypeError, "members must be a Members registry or an int"),
 ])
 def test_bad_empty(kwargs, exc, match):
     with pytest.raises(exc, match=match):

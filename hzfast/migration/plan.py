@@ -122,7 +122,7 @@ destination_current_index, destination_new_index : ndarray[int32] of shape (N,)
         ``kind`` or ``instant`` that contradicts the decision's fields, an invalid target.
     """
 
-    __slots__ = ("_columns", "kind", "instant", "target", "prioritized")
+    __slots__ = ("_columns", "instant", "kind", "prioritized", "target")
     _columns: NDArray[np.int32]       # (7, N): the COLUMNS as rows, each contiguous
     kind: NDArray[np.int8]
     instant: NDArray[np.bool_]
@@ -198,7 +198,7 @@ destination_current_index, destination_new_index : ndarray[int32] of shape (N,)
     @classmethod
     def _from_kernel(cls, block: NDArray[np.int32], kind: NDArray[np.int8],
                      instant: NDArray[np.bool_], target: NDArray[np.int32] | None,
-                     prioritized: bool) -> "MigrationPlan":
+                     prioritized: bool) -> MigrationPlan:
         """Wrap the planner kernel's fresh output without re-checking it."""
         self = object.__new__(cls)
         self._init(block, kind, instant, target, prioritized)
@@ -223,10 +223,10 @@ destination_current_index, destination_new_index : ndarray[int32] of shape (N,)
     def __getitem__(self, item: int | np.integer[Any]) -> Migration: ...
     @overload
     def __getitem__(self, item: slice | NDArray[np.bool_] | NDArray[np.integer[Any]]
-                    | Sequence[int]) -> "MigrationPlan": ...
+                    | Sequence[int]) -> MigrationPlan: ...
 
     def __getitem__(self, item: int | np.integer[Any] | slice | NDArray[np.bool_]
-                    | NDArray[np.integer[Any]] | Sequence[int]) -> "Migration | MigrationPlan":
+                    | NDArray[np.integer[Any]] | Sequence[int]) -> Migration | MigrationPlan:
         if isinstance(item, (bool, np.bool_)):
             raise TypeError("a plan is indexed by a position, a slice, a mask array or "
                             "positions, not a bool")
@@ -242,7 +242,7 @@ destination_current_index, destination_new_index : ndarray[int32] of shape (N,)
         return self._take(item)
 
     def _take(self, index: slice | NDArray[np.bool_] | NDArray[np.integer[Any]] | Sequence[int],
-              prioritized: bool | None = None) -> "MigrationPlan":
+              prioritized: bool | None = None) -> MigrationPlan:
         """The sub-plan of the decisions ``index`` selects (a slice, a mask or positions)."""
         block: NDArray[np.int32] = self._columns[:, index]
         kind, instant = self.kind[index], self.instant[index]
@@ -276,11 +276,11 @@ destination_current_index, destination_new_index : ndarray[int32] of shape (N,)
         return f"MigrationPlan({len(self)} decisions: {counts or 'none'})"
 
     # -- views
-    def queued(self) -> "MigrationPlan":
+    def queued(self) -> MigrationPlan:
         """The decisions the migration manager queues (``~instant``), order kept."""
         return self._take(~self.instant)
 
-    def for_partition(self, partition_id: int) -> "MigrationPlan":
+    def for_partition(self, partition_id: int) -> MigrationPlan:
         """The decisions of one partition (plans are sorted by partition)."""
         p = _check.check_int(partition_id, "partition_id", minimum=0)
         lo, hi = np.searchsorted(self.partition_id, [p, p + 1])
@@ -339,7 +339,7 @@ destination_current_index, destination_new_index : ndarray[int32] of shape (N,)
 
     @classmethod
     def from_json(cls, text: str | bytes | bytearray, *,
-                  source: str | None = None) -> "MigrationPlan":
+                  source: str | None = None) -> MigrationPlan:
         """Inverse of :meth:`to_json`.
 
         Parameters
@@ -378,7 +378,7 @@ destination_current_index, destination_new_index : ndarray[int32] of shape (N,)
             fh.write(self.to_json())
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str]) -> "MigrationPlan":
+    def load(cls, path: str | os.PathLike[str]) -> MigrationPlan:
         """Read a plan written by :meth:`save` (or any :meth:`to_json` text).
 
         Raises

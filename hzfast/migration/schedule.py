@@ -235,6 +235,6 @@ def schedule(plan: MigrationPlan, current: TableLike | None = None, *,
     start_round = rounds = None
     if unit:
         start_round = np.where(plan.instant, -1, start).astype(np.int32)
-        rounds = int(round(makespan))
+        rounds = round(makespan)
     return Schedule(start_round, rounds, limit, start, finish, makespan, peak[:top + 1],
                     bound, used)

@@ -19,8 +19,16 @@ import numpy as np
 
 from hzfast.reference.planning import fix_cycle, is_cyclic, is_cyclic_at
 
-__all__ = ["repair", "arrange", "arrange_core", "keepable_counts", "cycle_rows", "mix",
-           "group_ids", "quotas"]
+__all__ = [
+    "arrange",
+    "arrange_core",
+    "cycle_rows",
+    "group_ids",
+    "keepable_counts",
+    "mix",
+    "quotas",
+    "repair",
+]
 
 # Duplicated on purpose (hzfast._check.MAX_REPLICA_COUNT): the oracle imports nothing of
 # the code it checks.

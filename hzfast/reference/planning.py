@@ -170,7 +170,7 @@ def _plan_chain(state, target, out, c):
 # ------------------------------------------------------------ classification
 def kind_of(d):
     """MigrationKind value of a decision (derived from the six fields)."""
-    src, sci, sni, dst, dci, dni = d
+    src, _sci, sni, dst, dci, dni = d
     if dst == -1:
         return REMOVE
     if src == -1:
@@ -184,7 +184,7 @@ def kind_of(d):
 
 def is_instant(d):
     """REMOVE and lost-owner assignment: applied at once by the master, never queued."""
-    src, sci, sni, dst, dci, dni = d
+    src, _sci, _sni, dst, dci, dni = d
     return dst == -1 or (src == -1 and dci == -1 and dni == 0)
 
 

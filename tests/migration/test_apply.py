@@ -8,7 +8,7 @@ from hzfast import MigrationPlan
 
 
 def test_apply_versions_and_no_mutation(sample):
-    cur, tgt, plan = sample
+    cur, _tgt, plan = sample
     v = np.arange(len(cur), dtype=np.int32)
     cur0, v0 = cur.copy(), v.copy()
     reps, vers = hzfast.apply_migrations(cur, v, plan)
@@ -21,7 +21,7 @@ def test_apply_versions_and_no_mutation(sample):
 
 
 def test_apply_bad_input(sample):
-    cur, tgt, plan = sample
+    cur, _tgt, plan = sample
     v = np.zeros(len(cur), np.int32)
     with pytest.raises(TypeError, match="plan must be a MigrationPlan"):
         hzfast.apply_migrations(cur, v, [1, 2])

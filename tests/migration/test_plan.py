@@ -8,7 +8,6 @@ import hzfast
 from hzfast import MigrationKind, MigrationPlan
 from hzfast.migration import Migration
 
-
 COLUMNS = ("partition_id", "source", "source_current_index", "source_new_index",
            "destination", "destination_current_index", "destination_new_index")
 
@@ -24,7 +23,7 @@ def test_public_names():
 
 
 def test_plan_object(sample):
-    cur, tgt, plan = sample
+    _cur, _tgt, plan = sample
     n = len(plan)
     assert n > 0
     for col in COLUMNS:

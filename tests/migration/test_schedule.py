@@ -277,17 +277,17 @@ def test_duration_bad_input():
     cur = np.array([[0, 1], [1, 0]], dtype=np.int32)
     plan = hzfast.plan_migrations(cur, np.array([[2, 1], [3, 0]], dtype=np.int32))
     cases = [
-        (dict(durations=[1.0]), ValueError, "one value per plan row"),
-        (dict(durations=[1.0, -1.0]), ValueError, ">= 0"),
-        (dict(durations=[1.0, np.nan]), ValueError, "finite"),
-        (dict(durations=[1.0, 1.0], sizes=[1, 1]), ValueError, "not both"),
-        (dict(sizes=[1.0, 2.0]), ValueError, "go together"),
-        (dict(bandwidth=10.0), ValueError, "go together"),
-        (dict(sizes=[1.0], bandwidth=1.0), ValueError, "one value per partition"),
-        (dict(sizes=[1.0, -2.0], bandwidth=1.0), ValueError, "sizes must be finite and >= 0"),
-        (dict(sizes=[1.0, 2.0], bandwidth=0), ValueError, "bandwidth"),
-        (dict(sizes=[1.0, 2.0], bandwidth="fast"), ValueError, "bandwidth"),
-        (dict(policy="fastest"), ValueError, "policy must be one of"),
+        ({"durations": [1.0]}, ValueError, "one value per plan row"),
+        ({"durations": [1.0, -1.0]}, ValueError, ">= 0"),
+        ({"durations": [1.0, np.nan]}, ValueError, "finite"),
+        ({"durations": [1.0, 1.0], "sizes": [1, 1]}, ValueError, "not both"),
+        ({"sizes": [1.0, 2.0]}, ValueError, "go together"),
+        ({"bandwidth": 10.0}, ValueError, "go together"),
+        ({"sizes": [1.0], "bandwidth": 1.0}, ValueError, "one value per partition"),
+        ({"sizes": [1.0, -2.0], "bandwidth": 1.0}, ValueError, "sizes must be finite and >= 0"),
+        ({"sizes": [1.0, 2.0], "bandwidth": 0}, ValueError, "bandwidth"),
+        ({"sizes": [1.0, 2.0], "bandwidth": "fast"}, ValueError, "bandwidth"),
+        ({"policy": "fastest"}, ValueError, "policy must be one of"),
     ]
     for kwargs, exc, msg in cases:
         with pytest.raises(exc, match=msg):
