@@ -177,7 +177,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
         ``keys_per_owner``, ``movement`` (:func:`movement`'s figures, or on Spark
         ``spark_integration.estimate_movement(...).summary()`` with per-member bytes in and
         out), ``schedule`` (the migrations timed with each partition's bytes over the
-        bandwidth: ``makespan_seconds``, ``lower_bound_seconds``), ``plots`` and, on Spark,
+        bandwidth, a member's link shared by its ``max_parallel`` migrations in flight:
+        ``makespan_seconds``, ``lower_bound_seconds``, ``bandwidth_per_migration``,
+        ``max_parallel``, ``peak_concurrency``), ``plots`` and, on Spark,
         ``spark_log``.
     """
     R = check_table_size(args.partitions, args.replicas, args.members)
@@ -242,11 +244,14 @@ def cmd_demo(args: argparse.Namespace) -> int:
             rows = _on_spark(args, table, current, target, bandwidth, payload, progress, task,
                              log)
         progress.update(task, advance=1, description="scheduling the migrations")
+        # a member's link is shared by the migrations it has in flight
+        per_migration = bandwidth / args.max_parallel
         sched = hzfast.schedule(plan, change.current, max_parallel_migrations=args.max_parallel,
                                 sizes=(rows * args.value_bytes).astype(np.float64),
-                                bandwidth=bandwidth)
+                                bandwidth=per_migration)
         payload["schedule"] = {"makespan_seconds": ratio(sched.makespan),
                                "lower_bound_seconds": ratio(sched.lower_bound),
+                               "bandwidth_per_migration": per_migration,
                                "max_parallel": args.max_parallel,
                                "peak_concurrency": sched.peak_concurrency.tolist()}
         progress.update(task, advance=1, description="drawing")
@@ -277,9 +282,11 @@ def cmd_demo(args: argparse.Namespace) -> int:
             shown.append((k, v))
         c.print(kv_table(f"what-if movement ({p['placed_by']})", shown))
         s = p["schedule"]
-        c.print(kv_table("migrations timed (bytes / bandwidth)",
+        c.print(kv_table("migrations timed (shared links)",
                          [("makespan", human_seconds(s["makespan_seconds"])),
                           ("lower bound", human_seconds(s["lower_bound_seconds"])),
+                          ("bandwidth per migration",
+                           f"{human_bytes(s['bandwidth_per_migration'])}/s"),
                           ("max parallel per member", s["max_parallel"])]))
         for name, path in (p.get("plots") or {}).items():
             c.print(f"chart ({name}): {path}")
