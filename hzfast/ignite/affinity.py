@@ -76,7 +76,13 @@ def _as_sequence(value: object, name: str) -> list[Any]:
             raise ValueError(f"{name} is None")
         raise TypeError(f"{name} must be a sequence (list, tuple or array), "
                         f"got {type(value).__name__}")
-    return value.tolist() if isinstance(value, np.ndarray) else list(value)
+    if isinstance(value, np.ndarray):
+        if value.ndim != 1:
+            raise ValueError(f"{name} must be 1-dimensional, got shape {value.shape}")
+        # list(), not tolist(): the items stay numpy scalars, so an int64 array's ids are
+        # Longs as np.int64 ids are (tolist() made them Python ints, hashed as Integers)
+        return list(value)
+    return list(value)
 
 
 def _node_hashes(cids: list[Any]) -> NDArray[np.int32]:

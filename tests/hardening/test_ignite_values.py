@@ -157,3 +157,18 @@ def test_uuid_batches_hash_strings_as_strings_unless_asked_to_parse():
     assert ignite.java_hash_code([u, str(u)], key_type="uuid").tolist() == \
         [ignite.java_hash_code(u)] * 2
     assert ignite.java_hash_code([str(u)]).tolist() == [ignite.java_hash_code(str(u))]
+
+
+@pytest.mark.parametrize("ids, as_list", [
+    (np.array([-1, -2, -3, -4], np.int64), [np.int64(v) for v in (-1, -2, -3, -4)]),
+    (np.array([-1, -2, -3], np.int32), [-1, -2, -3]),
+    (np.array(["a", "b", "c"]), ["a", "b", "c"]),
+], ids=["int64", "int32", "str"])
+def test_consistent_id_arrays_keep_their_java_types(ids, as_list):
+    # an int64 array's ids are Longs, like np.int64 ids (they were hashed as Integers:
+    # Long.hashCode(-2) is 1, Integer.hashCode(-2) is -2)
+    for backups in (0, 1, ignite.REPLICATED):
+        assert ignite.assign(ids, partitions=64, backups=backups).tolist() == \
+            ignite.assign(as_list, partitions=64, backups=backups).tolist()
+    with pytest.raises(ValueError, match=r"^consistent_ids must be 1-dimensional"):
+        ignite.assign(np.array([["a", "b"]]))
