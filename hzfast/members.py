@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import math
 import uuid as _uuid
@@ -70,6 +71,14 @@ def _group_label(value: object, name: str) -> str:
     raise TypeError(f"{name} must be a str or an int, got {type(value).__name__} {value!r}")
 
 
+def _text(value: object, name: str) -> str:
+    """A text column's value as str (a uuid.UUID, an int port, ...); None is refused: it
+    would silently become the label "None", shared by every member that lacks one."""
+    if value is None:
+        raise ValueError(f"{name} is None")
+    return str(value)
+
+
 def _check_count(n: int, name: str) -> int:
     if n > MAX_MEMBERS:
         raise ValueError(f"{name} = {n} members is more than MAX_MEMBERS = {MAX_MEMBERS}")
@@ -119,8 +128,13 @@ class Members:
                  groups: Sequence[str | int] | None = None) -> None:
         if isinstance(addresses, (str, bytes)) or not isinstance(addresses, Iterable):
             raise TypeError("addresses must be a sequence of 'host:port' strings")
-        addrs = [str(a) for a in addresses]
-        n = _check_count(len(addrs), "len(addresses)")
+        # at most MAX_MEMBERS + 1 items are read, so a huge iterable fails before it fills
+        # memory
+        given = list(itertools.islice(addresses, MAX_MEMBERS + 1))
+        n = len(given)
+        if n > MAX_MEMBERS:
+            raise ValueError(f"addresses holds more than MAX_MEMBERS = {MAX_MEMBERS} members")
+        addrs = [_text(a, f"addresses[{i}]") for i, a in enumerate(given)]
 
         def column(values: Sequence[_V] | None, name: str, default: Callable[[int], _T],
                    conv: Callable[[_V, str], _T]) -> list[_T]:
@@ -133,9 +147,7 @@ class Members:
                 raise ValueError(f"{name} must have one entry per member ({n}), got {len(items)}")
             return [conv(v, f"{name}[{i}]") for i, v in enumerate(items)]
 
-        def text(v: object, _: str) -> str:
-            return str(v)
-
+        text = _text
         self._addresses = tuple(addrs)
         self._uuids = tuple(column(uuids, "uuids", _default_uuid, text))
         self._hosts = tuple(column(hosts, "hosts", lambda i: addrs[i].rsplit(":", 1)[0], text))

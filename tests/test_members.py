@@ -517,3 +517,20 @@ def test_member_counts_are_bounded_before_anything_is_built():
 def test_registry_documents_of_another_form_are_one_value_error(doc, match):
     with pytest.raises(ValueError, match=match):
         Members.from_json(doc)
+
+
+def test_huge_address_iterables_fail_before_filling_memory():
+    from hzfast.members import MAX_MEMBERS
+    with pytest.raises(ValueError, match=rf"^addresses holds more than MAX_MEMBERS = "
+                                         rf"{MAX_MEMBERS} members$"):
+        Members(f"h:{i}" for i in range(10**12))
+
+
+@pytest.mark.parametrize("column", ["uuids", "hosts", "zones"])
+def test_none_in_a_text_column_is_refused_not_stored_as_the_text_none(column):
+    with pytest.raises(ValueError, match=rf"^{column}\[1\] is None$"):
+        Members(["a:1", "b:2"], **{column: ["x", None]})
+    with pytest.raises(ValueError, match=r"^addresses\[0\] is None$"):
+        Members([None])
+    with pytest.raises(ValueError, match=rf"^{column}\[0\] is None$"):
+        Members.from_json(f'{{"addresses": ["a:1"], "{column}": [null]}}')
