@@ -82,9 +82,9 @@ def _as_bytes(data: object, name: str = "data") -> bytes | memoryview:
         mv = memoryview(cast("Buffer", data))   # not a buffer: TypeError
     except TypeError:
         raise TypeError(f"{name} must be bytes-like, got {type(data).__name__}") from None
-    if "O" in mv.format:
-        raise TypeError(f"{name} holds Python object pointers (buffer format "
-                        f"{mv.format!r}), not bytes to hash")
+    if "O" in mv.format or "P" in mv.format:   # 'O': PyObject*, 'P': void*
+        raise TypeError(f"{name} holds object pointers (buffer format {mv.format!r}), not "
+                        f"bytes to hash")
     if not mv.c_contiguous:
         raise ValueError(f"{name} must be C-contiguous")
     if mv.ndim != 1 or mv.format != "B":

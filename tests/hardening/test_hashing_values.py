@@ -132,6 +132,15 @@ def test_murmur3_refuses_object_pointers(fn, data):
         fn(data)
 
 
+@pytest.mark.parametrize("fn", [hzfast.murmur3_x86_32, hzfast.murmur3_x64_64])
+def test_murmur3_refuses_pointer_buffers_however_wrapped(fn):
+    import ctypes
+    with pytest.raises(TypeError, match=r"^data holds object pointers \(buffer format 'O'\)"):
+        fn(memoryview(np.array([1, None], dtype=object)))
+    with pytest.raises(TypeError, match=r"^data holds object pointers \(buffer format '<?P'\)"):
+        fn((ctypes.c_void_p * 3)())
+
+
 @pytest.mark.parametrize("fn, ref", [(hzfast.murmur3_x86_32, ref_hz.murmur3_x86_32),
                                      (hzfast.murmur3_x64_64, ref_hz.murmur3_x64_64)])
 def test_murmur3_of_numeric_arrays_is_their_raw_bytes(fn, ref):
