@@ -221,7 +221,7 @@ def plot_schedule(plan: MigrationPlan, sched: Schedule, members: Members, path: 
     ax.set_xlim(0, max(span, 1e-9) * 1.02)
     bound = float(sched.lower_bound)
     span_text = (f"{span:,.0f} rounds (lower bound {bound:,.1f})" if unit == "round"
-                 else f"{span:,.1f} s (lower bound {bound:,.1f} s)")
+                 else f"{span:.4g} s (lower bound {bound:.4g} s)")
     ax.set_title(f"{len(queued):,} queued migrations, at most "
                  f"{sched.max_parallel_migrations} in flight per member: makespan "
                  f"{span_text}", fontsize=10)
