@@ -433,6 +433,16 @@ class Node:
                 else:
                     self._promotions[dest] = (ent2[0], ent2[1], False)
                     self._promotions_maybe_done()
+        elif kind == "publish" and self._publish is not None:
+            # §7 rule 6: no answer is a failed answer: those members get the full table,
+            # nothing is evicted this round, and a later publication tries again
+            pub = self._publish
+            for m, ans in pub[1].items():
+                if ans is None and m in self.members:
+                    self._send(m, msg.PartitionTableUpdate(self.me, self.replicas.copy(),
+                                                           self.versions.copy(),
+                                                           self._completed_tuple()))
+            self._publish = None
         elif kind == "retry":
             pass   # the master step below picks the paused work up
 
@@ -532,12 +542,11 @@ class Node:
                     self._effect("clear", p, x)
                 self._mark("source_finalized", x)
             return
-        if (x.source == self.me and x.source_current_index > 0 and x.status == SUCCESS
-                and not x.promotion):
-            self._finalized.add(x.id)
+        if x.source == self.me and x.source_current_index > 0 and not x.promotion:
+            self._finalized.add(x.id)              # a passive source: on arrival (§7 3(h))
             sni = x.source_new_index
             row = self.replicas[p, :bc + 1]
-            if (sni == -1 or sni > bc) and self.me not in row:
+            if x.status == SUCCESS and (sni == -1 or sni > bc) and self.me not in row:
                 self._effect("clear", p, x)
             self._mark("source_finalized", x)
 
@@ -642,8 +651,8 @@ class Node:
             return
         p = x.partition
         act = self.active.get(p)
-        if act is not None and act.id == x.id:
-            return                                   # a duplicate: the first one runs
+        if (act is not None and act.id == x.id) or x.id in self._finalized:
+            return                                   # a duplicate: the first one runs/ran
         legacy = self.config.design == "legacy"
         if x.source_current_index == 0 and x.source != self.me:
             why = "the source of an owner migration must be the owner"
@@ -667,6 +676,9 @@ class Node:
     def _on_transfer(self, m: msg.MigrationTransfer) -> None:
         x = m.migration
         why = self._check_migration(x)
+        if not why and x.id in self._finalized:       # a duplicate of a finished one
+            self._send(m.sender, msg.MigrationTransferAck(self.me, x, False))
+            return
         if not why:
             if x.master != self.master:
                 why = "migration not from my master"
@@ -879,6 +891,7 @@ class Node:
         if pub is None or any(v is None for v in pub[1].values()):
             return
         self._publish = None
+        self._out.append(CancelTimer(("publish",)))
         if all(pub[1].values()):
             for mid in pub[0]:
                 self.completed.pop(mid, None)
@@ -931,6 +944,7 @@ class Node:
             self._mark("completed_evicted", detail=f"{len(ids)} migrations")
             return
         self._publish = (ids, {m: None for m in others})
+        self._timer_set(("publish",), self.config.timeout)
         lst = self._completed_tuple()
         for m in others:
             self._send(m, msg.PublishCompletedMigrations(self.me, lst))
@@ -1034,6 +1048,8 @@ class Node:
                 else:
                     self.versions[p] += 3
                     all_ok = False
+                    self._mark("migration_failed", replace(
+                        x, status=FAILED, final=int(self.versions[p])), detail="promotion")
         self._promotions = {}
         self._publish_table()
         self._dirty = True
