@@ -422,8 +422,8 @@ class Simulation:
             for e in data & acked:
                 if self._stable(p, e, row) >= full:
                     self.crash_count[e] = 0
-                if not any(e in o for o in others):
-                    self.lost_by_clear.add(e)
+                if not any(e in o for o in others) and self.crash_count.get(e, 0) < full:
+                    self.lost_by_clear.add(e)      # a clear, not crashes, dropped the last copy
         del self.store[m][p]
 
     def _effect(self, mid: int, e: Effect) -> None:
