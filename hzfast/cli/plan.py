@@ -156,14 +156,14 @@ class Change:
     joined: int                       #: members appended to the registry
 
 
-def _joined(members: Members, new: Members) -> Members:
+def _joined(members: Members, new: Members, name: str = "--join") -> Members:
     uuids = set(members.uuids)
     addrs = set(members.addresses)
     for m in new:
         if m.uuid in uuids:
-            raise UserError(f"--join: member uuid {m.uuid} is already in the table")
+            raise UserError(f"{name}: member uuid {m.uuid} is already in the table")
         if m.address in addrs:
-            raise UserError(f"--join: address {m.address} is already in the table")
+            raise UserError(f"{name}: address {m.address} is already in the table")
     return Members(list(members.addresses) + list(new.addresses),
                    uuids=list(members.uuids) + list(new.uuids),
                    hosts=list(members.hosts) + list(new.hosts),
@@ -231,7 +231,7 @@ def topology_change(table: PartitionTable, to_members: int | None = None, *,
         reps, vers = hzfast.repair(reps, alive, vers)
     members = members.with_lite(lite.tolist())
     if join is not None:
-        members = _joined(members, join)
+        members = _joined(members, join, "--join" if to_members is None else "--to-members")
         joined = len(join)
     if not (~members.lite).any():
         raise UserError("--leave/--crash: no data member would be left to hold partitions")

@@ -162,6 +162,8 @@ def cmd_locate(args: argparse.Namespace) -> int:
     key_type = None if args.key_type == "string" else args.key_type
     if args.system == "ignite":
         data = table.members.data_members()
+        if not data.size:
+            raise UserError("--system ignite: the table has no data members to assign")
         with flag("-p/--partitions"):
             pids = hzfast.ignite.partition_ids(keys, table.partition_count, key_type)
             nodes = hzfast.ignite.assign([table.members.uuids[int(i)] for i in data],
@@ -201,7 +203,8 @@ def cmd_export(args: argparse.Namespace) -> int:
     -------
     int
         0. Prints ``output``, ``format``, ``bytes``, ``partitions``, ``stamp`` and
-        ``version_sum``.
+        ``version_sum``; for ``hzlegacy`` also ``table_version`` and, when the versions
+        differ (the layout keeps only the largest), ``note``.
     """
     check_output_path(args.output, "-o/--output")
     table = load_or_generate(args)
@@ -211,8 +214,14 @@ def cmd_export(args: argparse.Namespace) -> int:
         except OSError as exc:
             raise UserError(f"-o/--output: {args.output}: {exc.strerror or exc}") from None
     import os
-    payload = {"output": args.output, "format": args.format,
-               "bytes": os.path.getsize(args.output), "partitions": table.partition_count,
-               "stamp": table.stamp, "version_sum": persistence.table_sum(table)}
+    payload: dict[str, Any] = {
+        "output": args.output, "format": args.format, "bytes": os.path.getsize(args.output),
+        "partitions": table.partition_count, "stamp": table.stamp,
+        "version_sum": persistence.table_sum(table)}
+    if args.format == "hzlegacy":
+        payload["table_version"] = int(table.versions.max())
+        if (table.versions != table.versions[0]).any():
+            payload["note"] = ("the partition versions differ; the legacy layout keeps one "
+                               "table version, the largest")
     emit(args, payload, lambda c, p: c.print(kv_table("exported table", p.items())))
     return 0
