@@ -156,19 +156,15 @@ def fuzz_table(fdp: Any) -> None:
                 for k in range(m):
                     p, x = p_log[k], x_log[k]
                     c = refs[p]
-                    if op == 0:
-                        if x + ys[k] > I64[1]:
-                            valid = False
-                            break
-                        want.append(c.update(x, ys[k]))
-                    elif op == 1:
-                        want.append(c.reserve(x))
-                    else:
-                        want.append(None)
-                        r = outcome(c.update_abs, x)
-                        if r[0] == "counter":
-                            return   # a stopped batch: covered by the scalar model
-                    if not in_long(c):
+                    if op == 0 and x + ys[k] > I64[1]:
+                        valid = False
+                        break
+                    r = outcome(c.update, x, ys[k]) if op == 0 else \
+                        outcome(c.reserve, x) if op == 1 else outcome(c.update_abs, x)
+                    if r[0] == "counter":
+                        return   # a stopped batch: covered by the scalar model
+                    want.append(r[1] if op != 2 else None)
+                    if r[0] == "reject" or not in_long(c):
                         valid = False
                         break
             if not valid:

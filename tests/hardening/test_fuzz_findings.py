@@ -1,0 +1,126 @@
+"""Regression tests of what the fuzz targets found (fuzz/findings/, docs/fuzzing.md).
+
+One test per finding, asserting the contract the finding broke: a clean ValueError or
+TypeError naming the argument, or the reference's answer. A finding that is still open
+is marked ``xfail(strict=True)``: the day it is fixed the test passes, the strict mark
+turns that into a failure, and whoever fixed it removes the mark.
+"""
+import struct
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import hzfast
+from hzfast import ignite
+from hzfast.reference import hashing as R
+from hzfast.reference import ignite as ref_ignite
+
+
+def malformed_strings(large=False):
+    """A string array whose inner offsets decrease (0, 5, 2): pyarrow checks only the
+    first and last offsets when building it."""
+    dtype, t = (np.int64, pa.large_string()) if large else (np.int32, pa.string())
+    offsets = pa.py_buffer(np.array([0, 5, 2], dtype).tobytes())
+    return pa.Array.from_buffers(t, 2, [None, offsets, pa.py_buffer(b"abcdefgh")],
+                                 null_count=0)
+
+
+# ------------------------------------------------------------------ finding 1
+@pytest.mark.parametrize("fn", [hzfast.murmur3_x86_32, hzfast.murmur3_x64_64])
+def test_finding_1_murmur3_refuses_object_arrays(fn):
+    with pytest.raises(TypeError, match="object"):
+        fn(np.array([1, 2], dtype=object))
+
+
+# ------------------------------------------------------------------ finding 2
+def test_finding_2_stamp_reads_big_endian_versions_by_value():
+    versions = [1, 2, 3, 2**31 - 1, -5]
+    assert hzfast.stamp(np.array(versions, ">i4")) == R.stamp(versions)
+
+
+# ------------------------------------------------------------------ finding 3
+@pytest.mark.parametrize("large", [False, True])
+@pytest.mark.parametrize("fn", [hzfast.partition_ids, ignite.java_hash_code,
+                                ignite.partition_ids])
+def test_finding_3_malformed_arrow_offsets_are_refused(fn, large):
+    arr = malformed_strings(large)
+    before = [b.to_pybytes() for b in arr.buffers() if b is not None]
+    with pytest.raises(ValueError, match=r"keys\[1\]"):
+        fn(arr)
+    assert [b.to_pybytes() for b in arr.buffers() if b is not None] == before
+
+
+# ------------------------------------------------------------------ finding 4
+def test_finding_4_ignite_hashes_numpy_unicode_arrays():
+    keys = ["ab", "", "\U0001F600x", "zz\u00e9"]
+    got = ignite.java_hash_code(np.array(keys))
+    assert got.tolist() == [ref_ignite.string_hash(k) for k in keys]
+
+
+# ------------------------------------------------------------------ finding 5
+@pytest.mark.xfail(strict=True, reason="finding 5: key_type='uuid' converts malformed Arrow "
+                                       "strings with to_pylist() before the offsets check: "
+                                       "SystemError from pyarrow")
+@pytest.mark.parametrize("fn", [ignite.java_hash_code, ignite.partition_ids])
+def test_finding_5_uuid_keys_from_malformed_arrow_are_refused(fn):
+    with pytest.raises(ValueError, match=r"keys\[1\]"):
+        fn(malformed_strings(), key_type="uuid")
+
+
+# ------------------------------------------------------------------ finding 6
+@pytest.mark.parametrize("flag", ["false", "true", None, 2, 0.5])
+def test_finding_6_members_lite_flags_must_be_bools(flag):
+    with pytest.raises(TypeError, match=r"lite\[0\]"):
+        hzfast.Members(["a:1"], lite=[flag])
+
+
+# ------------------------------------------------------------------ finding 7
+# partition 0: REMOVE member 1 from slot 0, then COPY member 3 into slot 1
+PLAN_COLUMNS = ([0, 0], [1, -1], [0, -1], [-1, -1], [-1, 3], [-1, -1], [-1, 1])
+REMOVE = int(hzfast.MigrationKind.REMOVE)
+
+
+@pytest.mark.xfail(strict=True, reason="finding 7: MigrationPlan compares a kind column of "
+                                       "another length by broadcasting (IndexError, "
+                                       "accepted, or numpy's message)")
+@pytest.mark.parametrize("n, kind", [(2, [REMOVE]), (1, []), (2, [REMOVE] * 3)])
+def test_finding_7_plan_kind_of_the_wrong_length_is_refused(n, kind):
+    cols = [np.array(c[:n], np.int32) for c in PLAN_COLUMNS]
+    with pytest.raises(ValueError, match=f"kind has length {len(kind)}"):
+        hzfast.MigrationPlan(*cols, kind=np.array(kind, np.int8))
+
+
+# ------------------------------------------------------------------ finding 8
+GAPS_BELOW_LWM = struct.pack(">bi", 1, 1) + struct.pack(">qq", 15, 48)
+I64 = (-(2**63), 2**63 - 1)
+
+
+def finalized_within_long(ranges, lwm):
+    flat = [v for r in ranges for v in r]
+    return lwm == 2**63 - 1 and all(I64[0] <= v <= I64[1] for v in flat)
+
+
+@pytest.mark.xfail(strict=True, reason="finding 8: a gap item below the initial counter is "
+                                       "accepted; finalize() reports (2**63, 15) and lowers "
+                                       "the LWM to 63")
+def test_finding_8_scalar_counter_gap_below_initial():
+    try:
+        c = ignite.UpdateCounter(2**63 - 1, GAPS_BELOW_LWM)
+    except ValueError:
+        return   # refusing the blob is one correct answer
+    flat = c.finalize()
+    assert finalized_within_long(list(zip(flat[0::2], flat[1::2])), c.lwm)
+
+
+@pytest.mark.xfail(strict=True, reason="finding 8: UpdateCounters.init accepts a gap item "
+                                       "below the initial counter; finalize() reports "
+                                       "(-2**63, 15) and lowers the LWM to 63")
+def test_finding_8_counter_table_gap_below_initial():
+    t = ignite.UpdateCounters(1)
+    try:
+        t.init(0, 2**63 - 1, GAPS_BELOW_LWM)
+    except ValueError:
+        return
+    ranges = t.finalize().get(0, [])
+    assert finalized_within_long(ranges, int(t.lwm[0]))
