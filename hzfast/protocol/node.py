@@ -221,7 +221,7 @@ class Node:
         need = min(groups, cfg.replica_count)
         members = np.asarray(self.data_members, dtype=np.int32)
         head = self.replicas[:, :need]
-        if need and not np.isin(head, members).all():
+        if need and not self._held_by(head, members).all():
             return MemberState.REPLICA_NOT_OWNED
         if self.active or self._finalizing or (self.is_master and self.busy):
             return MemberState.MIGRATION_LOCAL
@@ -439,9 +439,7 @@ class Node:
             pub = self._publish
             for m, ans in pub[1].items():
                 if ans is None and m in self.members:
-                    self._send(m, msg.PartitionTableUpdate(self.me, self.replicas.copy(),
-                                                           self.versions.copy(),
-                                                           self._completed_tuple()))
+                    self._send(m, self._table_message())
             self._publish = None
         elif kind == "retry":
             pass   # the master step below picks the paused work up
@@ -869,9 +867,7 @@ class Node:
             self._finalize(failed)
         for m in sorted(set(notify)):
             if m != self.me and m in self.members:
-                self._send(m, msg.PartitionTableUpdate(self.me, self.replicas.copy(),
-                                                       self.versions.copy(),
-                                                       self._completed_tuple()))
+                self._send(m, self._table_message())
         if ent is not None:
             run.executor.finished(ent[0], False)
 
@@ -881,9 +877,7 @@ class Node:
             return
         pub[1][m.sender] = bool(m.ok)
         if not m.ok:
-            self._send(m.sender, msg.PartitionTableUpdate(self.me, self.replicas.copy(),
-                                                          self.versions.copy(),
-                                                          self._completed_tuple()))
+            self._send(m.sender, self._table_message())
         self._publish_maybe_done()
 
     def _publish_maybe_done(self) -> None:
@@ -902,9 +896,7 @@ class Node:
 
     def _on_state_reply(self, m: msg.PartitionStateCheckReply) -> None:
         if self.is_master and not m.ok:
-            self._send(m.sender, msg.PartitionTableUpdate(self.me, self.replicas.copy(),
-                                                          self.versions.copy(),
-                                                          self._completed_tuple()))
+            self._send(m.sender, self._table_message())
 
     def _on_promotion_response(self, m: msg.PromotionCommitResponse) -> None:
         ent = self._promotions.get(m.sender)
@@ -927,11 +919,17 @@ class Node:
     def _publish_table(self) -> None:
         self._told = set(self.members)
         self._mark("table_published")
+        update = self._table_message()
         for m in self.members:
             if m != self.me:
-                self._send(m, msg.PartitionTableUpdate(self.me, self.replicas.copy(),
-                                                       self.versions.copy(),
-                                                       self._completed_tuple()))
+                self._send(m, update)
+
+    def _table_message(self) -> msg.PartitionTableUpdate:
+        """The full table as one message (read-only copies, shared by every recipient)."""
+        r, v = self.replicas.copy(), self.versions.copy()
+        r.setflags(write=False)
+        v.setflags(write=False)
+        return msg.PartitionTableUpdate(self.me, r, v, self._completed_tuple())
 
     def _publish_completed(self) -> None:
         others = [m for m in self.members if m != self.me]
@@ -979,6 +977,16 @@ class Node:
         self.initialized = True
         self._publish_table()
 
+    @staticmethod
+    def _held_by(table: NDArray[np.int32], members: NDArray[np.int32]) -> NDArray[np.bool_]:
+        """``np.isin(table, members)`` through a lookup table (member ids are small)."""
+        top = max(int(table.max(initial=-1)), int(members.max(initial=-1)))
+        if top >= 1 << 22:
+            return np.isin(table, members)
+        lut = np.zeros(top + 2, dtype=bool)
+        lut[members] = True
+        return lut[table]              # -1 reads lut[-1], which is False
+
     def _dense(self) -> tuple[NDArray[np.int32], NDArray[np.int64], Members]:
         """The table in member-index form (view position), for the arranger and planner."""
         ids = np.asarray(self.members, dtype=np.int64)
@@ -1000,7 +1008,7 @@ class Node:
     def _repair(self) -> bool:
         """Rule 7: empty departed/lite slots; start promotions. True: waiting for them."""
         members = np.asarray(self.data_members, dtype=np.int32)
-        bad = (self.replicas >= 0) & ~np.isin(self.replicas, members)
+        bad = (self.replicas >= 0) & ~self._held_by(self.replicas, members)
         if bad.any():
             self.replicas[bad] = -1
             self.versions += bad.sum(axis=1).astype(np.int32)
