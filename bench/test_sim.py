@@ -1,0 +1,69 @@
+"""The protocol's speed: simulations per second, and the master's planning step.
+
+- ``test_simulation_*``: one seeded swarm run of the default shape (4 members, 271
+  partitions, 10,000 entries), checked (converged, no violation, no loss beyond the
+  expected). The figure is runs per second: 1 / the mean.
+- ``test_master_plan_step`` vs ``test_plan_migrations_alone`` (and vs the arrangement):
+  a 20,000-partition master of 10 members sees an 11th join and plans; the step is
+  ``Node.handle(MembershipChanged)``: repair, repartition (``arrange``), plan, apply the
+  instant decisions, build the executor and start the first migrations.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import hzfast
+from hzfast import sim
+from hzfast.members import Members
+from hzfast.protocol import Config, MembershipChanged, Node
+
+P = 20_000
+
+
+@pytest.mark.parametrize("seed", [11, 12])
+def test_simulation_default_shape(benchmark, seed: int) -> None:
+    r = benchmark.pedantic(sim.run, args=(seed,), rounds=3, iterations=1)
+    assert r.converged and not r.violations
+    assert r.entries_lost == r.entries_lost_expected
+
+
+def test_simulation_5444(benchmark) -> None:
+    r = benchmark.pedantic(sim.scenario_5444, rounds=2, iterations=1)
+    assert r.entries_lost == 0 and r.entries_acknowledged == 100_000
+
+
+def _master() -> Node:
+    n = Node(1, Config(partition_count=P, backup_count=1))
+    n.handle(MembershipChanged(tuple(range(1, 11))), 0)
+    assert n.initialized
+    return n
+
+
+def test_master_plan_step(benchmark) -> None:
+    join = MembershipChanged(tuple(range(1, 12)))
+
+    def step(node: Node) -> int:
+        node.handle(join, 1)
+        return len(node._run_plan) if node._run_plan is not None else 0
+
+    n = benchmark.pedantic(step, setup=lambda: ((_master(),), {}), rounds=10, iterations=1)
+    assert n > 0
+
+
+@pytest.fixture(scope="module")
+def tables() -> tuple[np.ndarray, np.ndarray]:
+    cur = _master()._dense()[0]
+    return cur, hzfast.arrange(cur, Members.from_count(11), replica_count=7)
+
+
+def test_plan_migrations_alone(benchmark, tables: tuple[np.ndarray, np.ndarray]) -> None:
+    cur, tgt = tables
+    plan = benchmark(hzfast.plan_migrations, cur, tgt)
+    assert len(plan) > 0
+
+
+def test_arrange_alone(benchmark, tables: tuple[np.ndarray, np.ndarray]) -> None:
+    cur, tgt = tables
+    out = benchmark(hzfast.arrange, cur, Members.from_count(11), replica_count=7)
+    assert np.array_equal(out, tgt)
