@@ -1,4 +1,4 @@
-"""Fuzz target: Ignite update counters (docs/design.md §9.3, §9.4).
+"""Fuzz target: Ignite update counters and the rebalance decision (docs/design.md §9.3-§9.5).
 
 Random operation sequences on ``hzfast.ignite.UpdateCounter`` / ``VolatileUpdateCounter``
 and on ``UpdateCounters`` (scalar calls, ``update_batch``, ``reserve_batch``,
@@ -6,7 +6,9 @@ and on ``UpdateCounters`` (scalar calls, ``update_batch``, ``reserve_batch``,
 ``finalize``), each step mirrored on ``hzfast.reference.counters``. Outcomes must agree
 (value, or ``UpdateCounterError``); ValueError/TypeError are allowed where the reference
 would leave Java's long range or the argument is out of the documented domain; counters
-must never leave int64; a rejected batch changes nothing.
+must never leave int64; a rejected batch changes nothing. ``rebalance_plan`` on node x
+partition matrices in every dressing equals ``reference.counters.rebalance_decision`` per
+partition, or refuses invalid states, counters, history, sizes or reset masks.
 """
 from __future__ import annotations
 
@@ -231,7 +233,69 @@ def fuzz_table(fdp: Any) -> None:
     _ = np  # numpy dressings come from dress_ints
 
 
-PIECES = (fuzz_scalar, fuzz_table)
+def fuzz_rebalance(fdp: Any) -> None:
+    """``rebalance_plan`` on node x partition matrices, valid or not (docs/design.md §9.5)."""
+    N, P = fdp.ConsumeIntInRange(1, 4), fdp.ConsumeIntInRange(1, 4)
+    hostile = fdp.ConsumeIntInRange(0, 4) == 0
+
+    def matrix(lo: int, hi: int, bad: list[int]) -> list[list[int]]:
+        m = [[fdp.ConsumeIntInRange(lo, hi) for _ in range(P)] for _ in range(N)]
+        if hostile and fdp.ConsumeBool():
+            m[fdp.ConsumeIntInRange(0, N - 1)][fdp.ConsumeIntInRange(0, P - 1)] = \
+                int(fdp.PickValueInList(bad))
+        return m
+
+    st = matrix(0, 4, [5, -1, 127, 2**31])
+    cn = matrix(0, 12, [-1, 2**63 - 1, 2**63])
+    hist = matrix(-1, 12, [-2, 2**63]) if fdp.ConsumeBool() else None
+    sz = matrix(0, 14, [-1, 2**63]) if fdp.ConsumeBool() else None
+    threshold = fdp.PickValueInList([0, 5, 500, -1, 2**63])
+    prefer = fdp.ConsumeBool()
+    reset: Any = fdp.ConsumeBool() if fdp.ConsumeBool() else \
+        [fdp.ConsumeBool() for _ in range(N + (fdp.ConsumeIntInRange(-1, 1) if hostile else 0))]
+    dressed = [dress_ints(fdp, [v for row in m for v in row], (N, P)) if m is not None
+               else (None, None, "none") for m in (st, cn, hist, sz)]
+    args = [d[0] for d in dressed]
+    got = checked(ignite.rebalance_plan, args[0], args[1], history=args[2], sizes=args[3],
+                  threshold=threshold, prefer_history=prefer, reset=reset)
+    what = f"rebalance_plan({st}, {cn}, history={hist}, sizes={sz}, threshold={threshold}, " \
+           f"prefer={prefer}, reset={reset})"
+    logical = [None if d[1] is None and m is not None else
+               (None if d[1] is None else [d[1][i * P:(i + 1) * P] for i in range(N)])
+               for d, m in zip(dressed, (st, cn, hist, sz))]
+    st_l, cn_l, hist_l, sz_l = logical
+    valid = (st_l is not None and cn_l is not None
+             and (hist is None or hist_l is not None) and (sz is None or sz_l is not None)
+             and all(0 <= v <= 4 for r in st_l for v in r)
+             and all(0 <= v <= I64[1] for r in cn_l for v in r)
+             and (hist_l is None or all(-1 <= v <= I64[1] for r in hist_l for v in r))
+             and (sz_l is None or all(0 <= v <= I64[1] for r in sz_l for v in r))
+             and I64[0] <= threshold <= I64[1]   # (a negative one: every copy reserves)
+             and (isinstance(reset, bool) or len(reset) == N))
+    if not valid:
+        if not rejected(got):
+            raise Finding(f"{what}: accepted an invalid input")
+        return
+    if rejected(got):
+        if all(d[2] in PLAIN_DRESSINGS or d[2] == "none" for d in dressed):
+            raise Finding(f"{what}: rejected a valid input: {got!r}")
+        return
+    for p in range(P):
+        col = [row[p] for row in st_l]
+        want = ref.rebalance_decision(
+            p, col, [row[p] for row in cn_l],
+            None if hist_l is None else [row[p] for row in hist_l],
+            None if sz_l is None else [row[p] for row in sz_l], threshold, prefer, reset)
+        owners = [i for i in range(N) if got.max_owner[i, p]]
+        have = (int(got.max_counter[p]), owners, got.rebalance[:, p].tolist(),
+                got.supplier[:, p].tolist(), got.from_counter[:, p].tolist())
+        expect = (want["max"], want["max_owners"] if want["max"] >= 0 else [], want["kind"],
+                  want["supplier"], want["from_counter"])
+        if have != expect:
+            raise Finding(f"{what}: partition {p}: {have} != reference {expect}")
+
+
+PIECES = (fuzz_scalar, fuzz_table, fuzz_rebalance)
 
 
 def test_one_input(data: bytes) -> None:
