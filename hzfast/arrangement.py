@@ -40,7 +40,7 @@ Algorithm of :func:`arrange` (kernel ``hzfast._arrange``, reference
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -77,7 +77,8 @@ def _alive_mask(alive: object, member_count: int | None, replicas: NDArray[np.in
     small whatever ``alive`` claims."""
     if isinstance(alive, (set, frozenset)):
         alive = list(alive)
-    if isinstance(alive, (str, bytes)) or not isinstance(alive, (Iterable, np.ndarray)):
+    if isinstance(alive, (str, bytes, Mapping)) or \
+            not isinstance(alive, (Iterable, np.ndarray)):
         raise TypeError("alive must be a bool mask (one flag per member) or a collection of "
                         f"alive member indices, got {type(alive).__name__}")
     if not isinstance(alive, (np.ndarray, list, tuple)):
@@ -113,14 +114,8 @@ def _check_bool_mask(alive: object) -> NDArray[np.bool_]:
 
 
 def _check_index_column(alive: object, n: int) -> NDArray[np.int32]:
-    """Alive member indices, each in ``[0, n)``."""
-    try:
-        return as_int_column(alive, "alive", minimum=0, maximum=n - 1)
-    except TypeError as exc:
-        raise TypeError(f"alive must hold bools or member indices: {exc}") from None
-    except ValueError as exc:
-        raise ValueError(f"alive holds a member index out of range for {n} members: "
-                         f"{exc}") from None
+    """Alive member indices, each in ``[0, n)`` (the validator names ``alive``)."""
+    return as_int_column(alive, "alive", minimum=0, maximum=n - 1)
 
 
 def repair(table_or_replicas: TableLike, alive: ArrayLike | Iterable[int],

@@ -244,7 +244,12 @@ def prioritize(decisions: MigrationPlan | Sequence[_D]) -> MigrationPlan | Seque
                         ("destination_current_index", dci), ("destination_new_index", dni)):
             _check.check_int(v, f"decisions[{i}].{name}", minimum=-1,
                              maximum=_check.MAX_REPLICA_COUNT - 1)
-        block[1:, i] = (_code(codes, src), sci, sni, _code(codes, dst), dci, dni)
+        try:
+            s_code, d_code = _code(codes, src), _code(codes, dst)
+        except TypeError:
+            raise TypeError(f"decisions[{i}]: members must be hashable values, got "
+                            f"{type(src).__name__} and {type(dst).__name__}") from None
+        block[1:, i] = (s_code, sci, sni, d_code, dci, dni)
     order = _planner.prioritize_columns(block, np.zeros(len(items), np.int8), False)
     out = [items[j] for j in order.tolist()]
     return tuple(out) if isinstance(decisions, tuple) else out

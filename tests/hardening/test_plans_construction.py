@@ -366,3 +366,10 @@ def test_a_bool_is_not_a_position(real):
         with pytest.raises(TypeError, match="not a bool"):
             plan[item]
     assert plan[np.ones(len(plan), bool)] == plan       # a mask array still works
+
+
+def test_prioritize_members_must_be_hashable():
+    d = {"source": [1], "source_current_index": 0, "source_new_index": -1,
+         "destination": 2, "destination_current_index": -1, "destination_new_index": 0}
+    with pytest.raises(TypeError, match=r"decisions\[0\]: members must be hashable"):
+        hzfast.prioritize([d])

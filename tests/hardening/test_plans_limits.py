@@ -94,6 +94,10 @@ def test_repair_alive_forms():
         hzfast.repair(cur, np.ones(MAX_MEMBER_COUNT + 1, bool))
     with pytest.raises(ValueError, match="alive"):
         hzfast.repair(cur, [-1])
+    with pytest.raises(TypeError, match="alive"):
+        hzfast.repair(cur, {0: True, 1: True})       # a mapping is not a set of indices
+    with pytest.raises(ValueError, match="alive must be 1-dimensional"):
+        hzfast.repair(cur, [[0, 1]])
     by_set = hzfast.repair(cur, {0, 1})
     by_list = hzfast.repair(cur, [0, 1])
     by_mask = hzfast.repair(cur, [True, True, False])
