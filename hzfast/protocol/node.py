@@ -161,6 +161,8 @@ class Node:
         self.active: dict[int, MigrationInfo] = {}
         self._carried: dict[int, tuple[MigrationInfo, ...]] = {}   # a request's list, forwarded
         self._install_eid: dict[MigrationId, int] = {}   # destination: its install effect
+        # new owner by a destination commit the master has not confirmed yet: no writes
+        self._unconfirmed: dict[int, MigrationId] = {}
         self._waiters: dict[int, list[tuple[int, msg.Message] | MigrationInfo]] = {}
         self._finalized: set[MigrationId] = set()
         self._finalizing: dict[int, int] = {}              # partition -> pending effects
@@ -234,7 +236,8 @@ class Node:
         nothing migrates it here)."""
         return (self.initialized and self._fetching is None
                 and self.replicas[partition, 0] == self.me
-                and partition not in self.active and partition not in self._finalizing)
+                and partition not in self.active and partition not in self._finalizing
+                and partition not in self._unconfirmed)
 
     def backups(self, partition: int) -> NDArray[np.int32]:
         """The members this node lists at backup indices ``1..backup_count``."""
@@ -499,6 +502,8 @@ class Node:
                 ok = False
                 break
             p = x.partition
+            if self._unconfirmed.get(p) == x.id:
+                del self._unconfirmed[p]          # the master's word on it
             cur = int(self.versions[p])
             if x.final <= cur:
                 keep[x.id] = x
@@ -516,8 +521,18 @@ class Node:
             keep[x.id] = x
             self._finalize(x)
         if not self.is_master:
-            self.completed = keep
+            self.completed = self._keep_current(keep)
         return ok
+
+    def _keep_current(self, keep: dict[MigrationId, MigrationInfo]
+                      ) -> dict[MigrationId, MigrationInfo]:
+        """Rules 4–5 keep only the received entries; a late message must not make this
+        member forget a migration that is still its partition's latest state (a destination
+        commit the master may not have published yet): a new master's recovery needs it."""
+        for mid, x in self.completed.items():
+            if mid not in keep and int(self.versions[x.partition]) == x.final:
+                keep[mid] = x
+        return keep
 
     def _finalize(self, x: MigrationInfo) -> None:
         """Rule 3(h)/(i): a participant finalizes ``x`` once."""
@@ -571,6 +586,8 @@ class Node:
                            detail=f"{len(e.partitions)} partitions diverged")
                 return False, tuple(int(p) for p in e.partitions)
             accepted = bool((versions >= self.versions).any())
+            for p in [q for q in self._unconfirmed if versions[q] >= new_v[q]]:
+                del self._unconfirmed[p]          # the master's table has caught up
             old = self.replicas
             self.replicas, self.versions = new_r, new_v
             if self.config.design == "safe" and updated.any():
@@ -581,7 +598,7 @@ class Node:
                 keep[x.id] = x
                 self._finalize(x)
         if not self.is_master:
-            self.completed = keep
+            self.completed = self._keep_current(keep)
         return accepted, ()
 
     def _drop_stale(self, old: NDArray[np.int32], updated: NDArray[np.bool_]) -> None:
@@ -738,6 +755,8 @@ class Node:
         apply_to_row(self.replicas[p], done)
         self.versions[p] = x.final
         self.completed[done.id] = done
+        if x.destination_new_index == 0 and not self.is_master:
+            self._unconfirmed[p] = x.id        # the master may still fail it: hold writes
         self._mark("destination_committed", done)
         act = self.active.get(p)
         if act is None or act.id != x.id:
@@ -837,10 +856,13 @@ class Node:
     def _master_commit(self, x: MigrationInfo) -> None:
         run = self._run
         assert run is not None
-        i = run.inflight.pop(x.id)[0]
         p = x.partition
-        if int(self.versions[p]) != x.initial:       # pragma: no cover - only the master moves p
-            raise AssertionError(f"partition {p} moved under migration {x}")
+        if int(self.versions[p]) != x.initial:
+            if self.config.design == "legacy":        # leavers are shifted out locally there
+                self._fail(x, (), "the partition moved under the migration")
+                return
+            raise AssertionError(f"partition {p} moved under migration {x}")   # pragma: no cover
+        i = run.inflight.pop(x.id)[0]
         done = replace(x, status=SUCCESS)
         apply_to_row(self.replicas[p], done)
         self.versions[p] = x.final
