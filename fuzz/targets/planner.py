@@ -1,8 +1,8 @@
 """Fuzz target: planning on fuzzed table pairs (docs/design.md §4-§6).
 
 ``find_cycles``, ``fix_cycles``, ``plan_migrations`` (both orders), ``apply_migrations``,
-``schedule`` (rounds, ``current=``, real durations, both policies' contract) and ``diff``
-(with and without ``member_count``) on (current, target) pairs in every dressing,
+``schedule`` (rounds, ``current=``, real durations, both policies' contract), ``diff``
+(with and without ``member_count``) and ``Executor`` (unit rounds, rows it cannot take) on (current, target) pairs in every dressing,
 valid or not. Valid pairs must give exactly what ``hzfast.reference.planning`` gives;
 invalid ones (wrong shapes, dtypes, members out of range or twice in a row, lossy
 conversions) must raise ValueError/TypeError; inputs never change.
@@ -155,3 +155,38 @@ def test_one_input(data: bytes) -> None:
                  durations=np.array(durations), policy="critical-path")
     if rejected(s4) or s4.makespan > s3.makespan + 1e-9:
         raise Finding(f"schedule(critical-path) {s4!r:.200} slower than hazelcast {s3.makespan}")
+    run_executor(fdp, plan, c_obj, rows, cur, limit, start, what)
+
+
+def run_executor(fdp: Any, plan: Any, c_obj: Any, rows: list[Any], cur: list[list[int]],
+                 limit: int, start: list[int], what: str) -> None:
+    """``Executor`` driven in unit rounds reproduces the reference rounds; calls that do
+    not fit its state (rows out of range, not eligible, not in flight) fail cleanly."""
+    ex = checked(hzfast.Executor, plan, c_obj, max_parallel_migrations=limit)
+    if rejected(ex):
+        raise Finding(f"Executor rejected a planner's plan: {what}: {ex!r}")
+    got = [-1] * len(rows)
+    hostile = fdp.ConsumeIntInRange(0, 2) == 0
+    for rnd in range(len(rows) + 1):   # every round starts at least one row
+        ready = ex.ready().tolist()
+        if not ready:
+            break
+        for i in ready:
+            ex.started(i)
+            got[i] = rnd
+        if hostile:
+            bad = int(fdp.PickValueInList([-1, len(rows), 2**31, ready[0], 2**63 - 1]))
+            for call in (ex.started, ex.endpoint, ex.can_start):
+                res = checked(call, bad)
+                if not rejected(res) and not 0 <= bad < len(rows):
+                    raise Finding(f"Executor.{call.__name__}({bad}) accepted a row outside "
+                                  f"0..{len(rows) - 1}: {res!r}")
+            res = checked(ex.finished, bad, "yes")
+            if not rejected(res):
+                raise Finding("Executor.finished(i, 'yes') accepted a non-bool outcome")
+            hostile = False
+        for i in ready:
+            ex.finished(i, True)
+    if got != start or not ex.done:
+        raise Finding(f"Executor in unit rounds ({what}, {limit}): {got} != reference {start}"
+                      f" (done={ex.done})")
