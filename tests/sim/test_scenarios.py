@@ -100,11 +100,8 @@ def test_bad_tables_are_refused_at_run_time() -> None:
         run_case(c)
 
 
-# Known deviations from docs/design.md §7, shown by a scenario and kept out of the blessed
-# transcripts' meaning: each test asserts what §7 asks and is expected to fail until the
-# protocol changes (strict: a fix makes it pass, and then this marker must go).
-@pytest.mark.xfail(strict=True, reason="§7.6: a lost PublishCompletedAck blocks every later "
-                   "publication (no timeout), so the completed list is never evicted")
+# Two deviations from docs/design.md §7 these scenarios found (both fixed in the node):
+# each test asserts what §7 asks.
 def test_a_lost_publish_ack_does_not_block_eviction_forever() -> None:
     c = parse("case lost-ack\nmembers 2\ndrop PublishCompletedAck from=m2 nth=1\n"
               "join at=100\nrun\n----\n")[0]
@@ -113,8 +110,6 @@ def test_a_lost_publish_ack_does_not_block_eviction_forever() -> None:
     assert any(line.startswith("COMPLETED m1=0 ") for line in o.actual), "\n".join(o.actual)
 
 
-@pytest.mark.xfail(strict=True, reason="§7.3(h): a passive source (sci > 0) finalizes a FAILED "
-                   "migration when it reaches it; the node finalizes only SUCCESS ones")
 def test_a_passive_source_finalizes_a_failed_migration() -> None:
     f = SCENARIOS / "migration_commit_service.txt"
     o = _outcome(f, "backup-move-rollback")
