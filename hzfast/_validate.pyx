@@ -103,7 +103,8 @@ cdef int check_tables_c(const int32_t[:, ::1] a, const int32_t[:, ::1] b, bint h
 
 
 def check_tables(const int32_t[:, ::1] a, b=None, int member_count=-1):
-    """Check one replica table, or two of equal shape (the caller checked the shapes).
+    """Check one replica table, or two of equal shape (ValueError otherwise: the fast path
+    reads rows of both as 8-slot working rows).
 
     Returns ``(status, which, row, col, mismatches, max_member)``: ``which`` is 0 for
     ``a`` and 1 for ``b``, ``[row, col]`` the offending slot; ``mismatches`` counts the
@@ -112,6 +113,10 @@ def check_tables(const int32_t[:, ::1] a, b=None, int member_count=-1):
     """
     cdef const int32_t[:, ::1] bb = a if b is None else b
     cdef bint has_b = b is not None
+    if bb.shape[0] != a.shape[0] or bb.shape[1] != a.shape[1]:
+        raise ValueError("check_tables: the two tables must have the same shape")
+    if a.shape[1] > 7:
+        raise ValueError("check_tables: at most 7 replica columns")
     cdef intp_t which = -1, row = -1, col = -1, mm = 0
     cdef int32_t mx = -1
     cdef int st

@@ -303,3 +303,12 @@ def test_planner_names_the_member_beyond_the_limit(which, row, col, value):
     cur, tgt = _small()
     cur[0, 1] = tgt[0, 1] = MAX_MEMBER_COUNT - 1          # the largest member is fine
     assert hzfast.plan_migrations(cur, tgt).max_member() == MAX_MEMBER_COUNT - 1
+
+
+def test_the_validation_kernel_guards_its_own_shapes():
+    from hzfast import _validate
+    a = np.zeros((3, 2), np.int32)
+    with pytest.raises(ValueError, match="same shape"):
+        _validate.check_tables(a, np.zeros((2, 2), np.int32))
+    with pytest.raises(ValueError, match="at most 7"):
+        _validate.check_tables(np.zeros((1, 9), np.int32))
