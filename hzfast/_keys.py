@@ -30,6 +30,7 @@ Contract (shared with ``hzfast.ignite``; keep it stable)::
     normalize_keys(keys, key_type=None, name="keys") -> KeyBatch
     int_key(key, key_type, name) -> ("int" | "long", value)     # one integer key
     split_mixed(batch) -> [(KeyBatch, positions), ...]          # "mixed" -> int + long
+    piecewise(keys, name, hash_fn) -> ndarray[int32] | None      # chunked / dictionary Arrow
     malformed_item(offsets, size, i, name, min_len) -> ValueError
 """
 from __future__ import annotations
@@ -63,6 +64,7 @@ __all__ = [
     "is_scalar_key",
     "malformed_item",
     "normalize_keys",
+    "piecewise",
     "split_mixed",
 ]
 
@@ -470,6 +472,59 @@ def _arrow_buffer(arr: Any, index: int, need: int, name: str) -> Any:
         raise ValueError(f"{name}: malformed Arrow array: its buffer {index} is {have}, "
                          f"{len(arr)} items from offset {arr.offset} need {need}")
     return buf
+
+
+def piecewise(keys: object, name: str,
+              hash_fn: Callable[[Any, str], NDArray[np.int32]]) -> NDArray[np.int32] | None:
+    """Hash Arrow inputs that are best taken in pieces; None for any other input.
+
+    * A ChunkedArray of several chunks: chunk by chunk (Arrow buffers stay zero-copy), a
+      key named by its position in the whole array.
+    * A DictionaryArray: its dictionary once, then every key through its index. Decoding
+      first would build ``len(keys)`` copies of the values (a 1 MB value referenced a
+      million times is a terabyte); this costs the dictionary plus one index per key.
+      The indices are a private copy, each checked to lie inside the dictionary; a
+      dictionary holding nulls is decoded instead (so a null key is named where it is).
+
+    ``hash_fn(piece, name)`` hashes one piece (the caller's bulk function, whose answer is
+    the same for the whole input).
+    """
+    pa = loaded_pyarrow()
+    if pa is None:
+        return None
+    if isinstance(keys, pa.ChunkedArray) and keys.num_chunks > 1:
+        parts, base = [], 0
+        for chunk in keys.iterchunks():
+            try:
+                parts.append(hash_fn(chunk, name))
+            except ValueError as exc:   # name the key by its position in the whole array
+                raise ValueError(_shifted(str(exc), name, base)) from None
+            base += len(chunk)
+        return np.concatenate(parts)
+    if isinstance(keys, pa.ChunkedArray) and keys.num_chunks == 1:
+        keys = keys.chunk(0)
+    if not isinstance(keys, pa.DictionaryArray) or keys.dictionary.null_count:
+        return None
+    if keys.null_count:
+        raise _arrow_null_error(keys, name)
+    index = np.array(keys.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+    size = len(keys.dictionary)
+    bad = np.flatnonzero((index < 0) | (index >= size))
+    if bad.size:
+        i = int(bad[0])
+        raise ValueError(f"{name}[{i}]: dictionary index {int(index[i])} is outside its "
+                         f"dictionary of {size} values (malformed Arrow array)")
+    out: NDArray[np.int32] = hash_fn(keys.dictionary, f"{name}.dictionary")[index]
+    return out
+
+
+def _shifted(message: str, name: str, base: int) -> str:
+    """``message`` about ``name[i]`` of one chunk, about ``name[base + i]`` instead."""
+    head = f"{name}["
+    end = message.find("]")
+    if base and message.startswith(head) and message[len(head):end].isdigit():
+        return f"{head}{base + int(message[len(head):end])}{message[end:]}"
+    return message
 
 
 def _is_arrow(keys: object) -> bool:

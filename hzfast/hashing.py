@@ -31,10 +31,10 @@ from hzfast._keys import (
     check_key_type,
     int_key,
     is_scalar_key,
-    loaded_pyarrow,
     malformed_item,
     native,
     normalize_keys,
+    piecewise,
     split_mixed,
 )
 from hzfast._typing import VectorLike
@@ -180,30 +180,13 @@ def _hash_batch(batch: KeyBatch, partition_count: int, name: str) -> NDArray[np.
     return out
 
 
-def _shifted(message: str, name: str, base: int) -> str:
-    """``message`` about ``name[i]`` of one chunk, about ``name[base + i]`` instead."""
-    head = f"{name}["
-    end = message.find("]")
-    if base and message.startswith(head) and message[len(head):end].isdigit():
-        return f"{head}{base + int(message[len(head):end])}{message[end:]}"
-    return message
-
-
 def _bulk(keys: object, key_type: str | None, partition_count: int,
           name: str = "keys") -> NDArray[np.int32]:
-    pa = loaded_pyarrow()
-    if pa is not None and isinstance(keys, pa.ChunkedArray) and keys.num_chunks > 1:
-        # chunk by chunk, so Arrow buffers stay zero-copy
-        check_key_type(key_type)
-        parts, base = [], 0
-        for chunk in keys.iterchunks():
-            try:
-                parts.append(_hash_batch(normalize_keys(chunk, key_type, name),
-                                         partition_count, name))
-            except ValueError as exc:   # name the key by its position in the whole array
-                raise ValueError(_shifted(str(exc), name, base)) from None
-            base += len(chunk)
-        return np.concatenate(parts) if parts else np.empty(0, np.int32)
+    check_key_type(key_type)
+    # chunked Arrow arrays chunk by chunk, dictionary arrays through their dictionary
+    out = piecewise(keys, name, lambda piece, nm: _bulk(piece, key_type, partition_count, nm))
+    if out is not None:
+        return out
     return _hash_batch(normalize_keys(keys, key_type, name), partition_count, name)
 
 

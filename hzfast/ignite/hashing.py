@@ -32,6 +32,7 @@ from hzfast._keys import (
     is_scalar_key,
     malformed_item,
     normalize_keys,
+    piecewise,
     split_mixed,
 )
 from hzfast.ignite import _hash
@@ -150,6 +151,10 @@ def _bulk(keys: Any, key_type: str | None, partitions: int, reduce: bool,
                               and isinstance(keys[0], _uuid.UUID)):
         h = _uuid_batch_hashes(keys, name, parse=key_type == "uuid")
         return _hash.reduce_hashes(h, partitions) if reduce else h
+    # chunked Arrow arrays chunk by chunk, dictionary arrays through their dictionary
+    out = piecewise(keys, name, lambda piece, nm: _bulk(piece, key_type, partitions, reduce, nm))
+    if out is not None:
+        return out
     return _hash_batch(normalize_keys(keys, key_type, name), partitions, reduce, name)
 
 
