@@ -58,6 +58,7 @@ from hzfast._check import (
     check_int,
     check_member_total,
     check_members_arg,
+    frozen,
 )
 from hzfast._typing import TableLike, VectorLike
 from hzfast.members import Members, MembersLike
@@ -239,25 +240,19 @@ def _pad(arr: NDArray[np.int32], W: int) -> NDArray[np.int32]:
     return out
 
 
-def _readonly(*arrays: NDArray[np.int32]) -> tuple[NDArray[np.int32], ...]:
-    for a in arrays:
-        a.flags.writeable = False
-    return arrays
-
-
 _Layout = tuple[NDArray[np.int32], NDArray[np.int32], NDArray[np.int32], int, bool]
 
 
 def _group_layout(members: Members, grouping: Grouping
                   ) -> tuple[NDArray[np.int32], int, NDArray[np.int32], NDArray[np.int32], bool]:
     """``(gid, G, gstart, gmem, singletons)`` for a grouping: computed once per registry
-    and grouping name (cached on the immutable Members; arrays read-only), computed
-    afresh for an array of group ids. ``singletons``: every group has one member."""
+    and grouping name (cached on the immutable Members; the arrays are immutable - the
+    kernels index with them - :func:`hzfast._check.frozen`), computed afresh for an
+    array of group ids. ``singletons``: every group has one member."""
     def compute() -> _Layout:
         gid, G = _groups(members, grouping)
         gstart, gmem = _csr(gid, G)
-        _readonly(gid, gstart, gmem)
-        return gid, gstart, gmem, G, bool(gmem.shape[0] == G)
+        return frozen(gid), frozen(gstart), frozen(gmem), G, bool(gmem.shape[0] == G)
 
     if isinstance(grouping, str):
         gid, gstart, gmem, G, single = members.cached(("arrangement.groups", grouping), compute)

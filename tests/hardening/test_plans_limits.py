@@ -312,3 +312,14 @@ def test_the_validation_kernel_guards_its_own_shapes():
         _validate.check_tables(a, np.zeros((2, 2), np.int32))
     with pytest.raises(ValueError, match="at most 7"):
         _validate.check_tables(np.zeros((1, 9), np.int32))
+
+
+def test_cached_group_layouts_are_immutable():
+    # gid/gstart/gmem index the arranger's arrays: nobody may change the cached copies
+    members = hzfast.Members.from_count(6, members_per_host=2)
+    hzfast.arrange(np.full((12, 2), -1, np.int32), members, grouping="host")
+    from hzfast.arrangement import _group_layout
+    gid, _, gstart, gmem, _ = _group_layout(members, "host")
+    for arr in (gid, gstart, gmem):
+        with pytest.raises(ValueError):
+            arr.flags.writeable = True
