@@ -485,6 +485,10 @@ def piecewise(keys: object, name: str,
       million times is a terabyte); this costs the dictionary plus one index per key.
       The indices are a private copy, each checked to lie inside the dictionary; a
       dictionary holding nulls is decoded instead (so a null key is named where it is).
+    * A string_view / binary_view array: converted to large_string / large_binary (what
+      the kernels read) in slices of at most ``PIECE_BYTES`` of key bytes (one key may
+      be longer), since views may all name one long value: converting at once would
+      again build a copy per key.
 
     ``hash_fn(piece, name)`` hashes one piece (the caller's bulk function, whose answer is
     the same for the whole input).
@@ -503,6 +507,9 @@ def piecewise(keys: object, name: str,
         return np.concatenate(parts)
     if isinstance(keys, pa.ChunkedArray) and keys.num_chunks == 1:
         keys = keys.chunk(0)
+    if isinstance(keys, pa.Array) and (pa.types.is_string_view(keys.type)
+                                       or pa.types.is_binary_view(keys.type)):
+        return _views(keys, name, hash_fn)
     if not isinstance(keys, pa.DictionaryArray) or keys.dictionary.null_count:
         return None
     if keys.null_count:
@@ -516,6 +523,42 @@ def piecewise(keys: object, name: str,
                          f"dictionary of {size} values (malformed Arrow array)")
     out: NDArray[np.int32] = hash_fn(keys.dictionary, f"{name}.dictionary")[index]
     return out
+
+
+PIECE_BYTES = 64 << 20   # key bytes converted at once from a string_view/binary_view array
+
+
+def _views(keys: Any, name: str,
+           hash_fn: Callable[[Any, str], NDArray[np.int32]]) -> NDArray[np.int32]:
+    """A string_view/binary_view array, converted and hashed in bounded slices."""
+    import pyarrow as pa  # loaded already: keys is an Arrow array
+
+    target = pa.large_string() if pa.types.is_string_view(keys.type) else pa.large_binary()
+    n = len(keys)
+    if keys.null_count:
+        raise _arrow_null_error(keys, name)
+    if n == 0:
+        return hash_fn(keys.cast(target), name)
+    # every view is 16 bytes, its int32 length first (Arrow's columnar format)
+    views = np.frombuffer(_arrow_buffer(keys, 1, (keys.offset + n) * 16, name),
+                          dtype=np.int32, count=(keys.offset + n) * 4).reshape(-1, 4)
+    lengths = views[keys.offset:, 0].astype(np.int64)
+    if (lengths < 0).any():
+        i = int(np.argmax(lengths < 0))
+        raise ValueError(f"{name}[{i}]: negative view length {int(lengths[i])} (malformed "
+                         f"Arrow array)")
+    ends = np.cumsum(lengths)
+    parts, start = [], 0
+    while start < n:
+        done = int(ends[start - 1]) if start else 0
+        stop = max(start + 1, int(np.searchsorted(ends, done + PIECE_BYTES, side="right")))
+        piece = keys.slice(start, stop - start).cast(target)
+        try:
+            parts.append(hash_fn(piece, name))
+        except ValueError as exc:
+            raise ValueError(_shifted(str(exc), name, start)) from None
+        start = stop
+    return np.concatenate(parts)
 
 
 def _shifted(message: str, name: str, base: int) -> str:

@@ -256,3 +256,58 @@ def test_a_dictionary_is_never_decoded_into_copies_of_its_values():
                           capture_output=True,
                           text=True, timeout=120)
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-2000:]
+
+
+# --------------------------------------------------------------------------- views
+@pytest.mark.parametrize("path", STRING_PATHS, ids=PATH_IDS)
+@pytest.mark.parametrize("piece", [_keys.PIECE_BYTES, 7], ids=["default", "7-bytes"])
+def test_string_views_in_bounded_pieces(path, piece, monkeypatch):
+    _, fn, ref = path
+    monkeypatch.setattr(_keys, "PIECE_BYTES", piece)
+    words = WORDS * 4
+    arr = pa.array(words, pa.string_view())
+    assert fn(arr).tolist() == [ref(s) for s in words]
+    assert fn(arr.slice(3, 17)).tolist() == [ref(s) for s in words[3:20]]
+    assert fn(pa.array([], pa.string_view())).tolist() == []
+    with pytest.raises(ValueError, match=r"^keys\[9\] is null"):
+        fn(pa.array(words[:9] + [None], pa.string_view()))
+
+
+def test_a_bad_key_in_a_later_view_piece_is_named_by_its_position(monkeypatch):
+    monkeypatch.setattr(_keys, "PIECE_BYTES", 4)
+    def inline(b):   # a view holding its (<= 12) bytes itself: length, then the bytes
+        return np.int32(len(b)).tobytes() + b + bytes(12 - len(b))
+
+    views = b"".join(inline(x) for x in [b"ab", b"cd", b"\xff\xfe", b"x"])
+    arr = pa.Array.from_buffers(pa.string_view(), 4, [None, pa.py_buffer(views)])
+    with pytest.raises(ValueError, match=r"^keys\[2\] is not valid UTF-8"):
+        ignite.partition_ids(arr)
+    data = [hzfast.serialize_key(i) for i in range(5)] + [b"short"]
+    with pytest.raises(ValueError, match=r"^keys\[5\] is 5 bytes"):
+        hzfast.partition_ids(pa.array(data, pa.binary_view()))
+
+
+_MANY_VIEWS = """
+import resource
+resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))   # 1 GiB address space
+import numpy as np, pyarrow as pa, hzfast, hzfast.ignite as ignite
+n, size = 1200, 1_000_000       # 1.2 GB of key bytes, all in one 1 MB buffer
+views = np.zeros((n, 4), np.int32)
+views[:, 0] = size
+views[:, 1] = np.frombuffer(b"vvvv", np.int32)[0]
+arr = pa.Array.from_buffers(pa.string_view(), n, [None, pa.py_buffer(views.tobytes()),
+                                                  pa.py_buffer(b"v" * size)])
+assert (hzfast.partition_ids(arr) == hzfast.partition_id("v" * size)).all()
+assert (ignite.partition_ids(arr[:300]) == ignite.partition_id("v" * size)).all()
+print("ok")
+"""
+
+
+def test_views_of_one_long_value_are_not_expanded_at_once():
+    # converting the whole array first needed 1.2 GB (one copy per view); in pieces of
+    # PIECE_BYTES it fits well under a 1 GiB address space
+    import subprocess
+    import sys
+    proc = subprocess.run([sys.executable, "-c", _MANY_VIEWS], check=False,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-2000:]
