@@ -22,10 +22,11 @@ from hzfast.migration import __all__ as _migration_all
 from hzfast.arrangement import *  # noqa: F401,F403
 from hzfast.arrangement import __all__ as _arrangement_all
 from hzfast import ignite  # noqa: F401  (hzfast.ignite.assign, ...)
+from hzfast import persistence  # noqa: F401  (persisted table layouts, restart decisions)
 
 from hzfast._version import __version__ as __version__
 
 __all__ = [
     "DEFAULT_PARTITION_COUNT", "MAX_REPLICA_COUNT", "Member", "Members", "PartitionTable",
-    "ignite", *_hashing_all, *_migration_all, *_arrangement_all,
+    "ignite", "persistence", *_hashing_all, *_migration_all, *_arrangement_all,
 ]
