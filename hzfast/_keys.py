@@ -493,6 +493,10 @@ def piecewise(keys: object, name: str,
     ``hash_fn(piece, name)`` hashes one piece (the caller's bulk function, whose answer is
     the same for the whole input).
     """
+    if not isinstance(keys, (list, tuple, np.ndarray)) and not _is_arrow(keys):
+        converted = _from_foreign(keys, name)   # pandas (categoricals: dictionaries), ...
+        if converted is not None:
+            return hash_fn(converted, name)
     pa = loaded_pyarrow()
     if pa is None:
         return None

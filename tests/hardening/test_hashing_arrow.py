@@ -241,6 +241,10 @@ big = pa.DictionaryArray.from_arrays(pa.array(np.zeros(1_000_000, np.int32)),
                                      pa.array(["v" * 1_000_000], pa.large_string()))
 assert (hzfast.partition_ids(big) == hzfast.partition_id("v" * 1_000_000)).all()
 assert (ignite.partition_ids(big, 1000) == ignite.partition_id("v" * 1_000_000, 1000)).all()
+import pandas as pd   # a categorical Series arrives as an Arrow dictionary array
+cat = pd.Series(pd.Categorical.from_codes(np.zeros(1_000_000, np.int8), ["v" * 1_000_000]))
+assert (hzfast.partition_ids(cat) == hzfast.partition_id("v" * 1_000_000)).all()
+assert (ignite.partition_ids(cat) == ignite.partition_id("v" * 1_000_000)).all()
 print("ok")
 """
 
