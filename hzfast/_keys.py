@@ -493,13 +493,12 @@ def piecewise(keys: object, name: str,
     ``hash_fn(piece, name)`` hashes one piece (the caller's bulk function, whose answer is
     the same for the whole input).
     """
-    if not isinstance(keys, (list, tuple, np.ndarray)) and not _is_arrow(keys):
-        converted = _from_foreign(keys, name)   # pandas (categoricals: dictionaries), ...
-        if converted is not None:
-            return hash_fn(converted, name)
-    pa = loaded_pyarrow()
-    if pa is None:
+    if isinstance(keys, (list, tuple, np.ndarray)):   # the common case, first
         return None
+    pa = loaded_pyarrow()
+    if pa is None or not isinstance(keys, (pa.Array, pa.ChunkedArray)):
+        converted = _from_foreign(keys, name)   # pandas (categoricals: dictionaries), ...
+        return None if converted is None else hash_fn(converted, name)
     if isinstance(keys, pa.ChunkedArray) and keys.num_chunks > 1:
         parts, base = [], 0
         for chunk in keys.iterchunks():

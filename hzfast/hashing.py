@@ -182,7 +182,6 @@ def _hash_batch(batch: KeyBatch, partition_count: int, name: str) -> NDArray[np.
 
 def _bulk(keys: object, key_type: str | None, partition_count: int,
           name: str = "keys") -> NDArray[np.int32]:
-    check_key_type(key_type)
     # chunked Arrow arrays chunk by chunk, dictionary arrays through their dictionary
     out = piecewise(keys, name, lambda piece, nm: _bulk(piece, key_type, partition_count, nm))
     if out is not None:
