@@ -177,6 +177,9 @@ destination_current_index, destination_new_index : ndarray[int32] of shape (N,)
         derived_kind, derived_instant = _planner.classify(block)
         if kind is not None:
             given = _check.as_int_column(kind, "kind", minimum=0, maximum=len(KINDS) - 1)
+            if given.shape[0] != block.shape[1]:
+                raise ValueError(f"kind has length {given.shape[0]}, expected "
+                                 f"{block.shape[1]}")
             _agree(given, derived_kind, "kind", lambda v: KINDS[v].name)
         if instant is not None:
             flags = _check.as_bool_column(instant, "instant", block.shape[1])

@@ -373,3 +373,16 @@ def test_prioritize_members_must_be_hashable():
          "destination": 2, "destination_current_index": -1, "destination_new_index": 0}
     with pytest.raises(TypeError, match=r"decisions\[0\]: members must be hashable"):
         hzfast.prioritize([d])
+
+
+def test_kind_and_instant_lengths_are_checked_even_for_empty_plans():
+    # found by fuzzing (fuzz/targets/plan.py): a kind of length 1 broadcast against none
+    empty = ([], [], [], [], [], [], [])
+    with pytest.raises(ValueError, match="kind has length 1, expected 0"):
+        MigrationPlan(*empty, kind=np.array([0], np.int8))
+    with pytest.raises(ValueError, match="instant has length 1, expected 0"):
+        MigrationPlan(*empty, instant=np.array([True]))
+    cur, tgt = _tables()
+    plan = hzfast.plan_migrations(cur, tgt)
+    with pytest.raises(ValueError, match=f"kind has length {len(plan) + 1}"):
+        MigrationPlan(*_columns(plan), kind=np.append(plan.kind, 0))
