@@ -350,6 +350,7 @@ class Node:
             self._timer_set(("check",), self.config.state_check_interval)
         became = not self._was_master
         self._was_master = True
+        self._unconfirmed.clear()          # the master's own table is the confirmation
         if (became and old_master not in (-1, self.me) and old_master not in ev.members
                 and self.config.design == "safe"):
             self._start_recovery()
