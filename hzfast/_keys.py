@@ -66,6 +66,7 @@ __all__ = [
     "normalize_keys",
     "piecewise",
     "split_mixed",
+    "validated_arrow",
 ]
 
 KEY_TYPES = ("string", "int", "long", "data")
@@ -420,10 +421,11 @@ def _from_arrow(arr: Any, key_type: str | None, name: str) -> KeyBatch:
 
     t = arr.type
     if pa.types.is_dictionary(t):
-        arr = arr.dictionary_decode()
+        arr = validated_arrow(arr, name, utf8=False).dictionary_decode()
         t = arr.type
     if pa.types.is_string_view(t) or pa.types.is_binary_view(t):
-        arr = arr.cast(pa.large_string() if pa.types.is_string_view(t) else pa.large_binary())
+        arr = validated_arrow(arr, name, utf8=False).cast(
+            pa.large_string() if pa.types.is_string_view(t) else pa.large_binary())
         t = arr.type
     n = len(arr)
     if arr.null_count:
@@ -461,6 +463,30 @@ def _from_arrow(arr: Any, key_type: str | None, name: str) -> KeyBatch:
     # the kernels check every item's offsets against this size as they read them
     data = _EMPTY_U8 if buf is None or buf.size == 0 else np.frombuffer(buf, dtype=np.uint8)
     return KeyBatch(kind, n, None, offsets, data)
+
+
+def validated_arrow(arr: Any, name: str, *, utf8: bool = True) -> Any:
+    """``arr`` after Arrow's full validation (offsets, views, dictionary indices, and with
+    ``utf8`` the UTF-8 of strings), for the few places that hand an Arrow array to Arrow
+    itself to read (decoding a dictionary, converting views, ``to_pylist``): Arrow trusts
+    what it built, so a hostile array would make it read outside its buffers. Without
+    ``utf8`` strings are checked as the bytes they are (Hazelcast hashes any bytes; the
+    Ignite kernel reports invalid UTF-8 itself). ValueError naming ``name``."""
+    import pyarrow as pa  # loaded already: arr is an Arrow array
+
+    as_bytes = {pa.string_view(): pa.binary_view(), pa.string(): pa.binary(),
+                pa.large_string(): pa.large_binary()}
+    check = arr
+    if not utf8 and isinstance(arr, pa.DictionaryArray) and arr.dictionary.type in as_bytes:
+        check = pa.DictionaryArray.from_arrays(
+            arr.indices, arr.dictionary.view(as_bytes[arr.dictionary.type]), safe=False)
+    elif not utf8 and arr.type in as_bytes:
+        check = arr.view(as_bytes[arr.type])
+    try:
+        check.validate(full=True)
+    except (pa.ArrowInvalid, pa.ArrowIndexError) as exc:
+        raise ValueError(f"{name}: malformed Arrow array ({exc})") from None
+    return arr
 
 
 def _arrow_buffer(arr: Any, index: int, need: int, name: str) -> Any:
@@ -540,6 +566,7 @@ def _views(keys: Any, name: str,
     n = len(keys)
     if keys.null_count:
         raise _arrow_null_error(keys, name)
+    validated_arrow(keys, name, utf8=False)   # the views are handed to Arrow's cast below
     if n == 0:
         return hash_fn(keys.cast(target), name)
     # every view is 16 bytes, its int32 length first (Arrow's columnar format)

@@ -34,6 +34,7 @@ from hzfast._keys import (
     normalize_keys,
     piecewise,
     split_mixed,
+    validated_arrow,
 )
 from hzfast.ignite import _hash
 
@@ -122,8 +123,8 @@ def _uuid_batch_hashes(keys: Any, name: str, parse: bool) -> NDArray[np.int32]:
     is a String key, as alone, so it is refused rather than parsed)."""
     if isinstance(keys, np.ndarray):
         keys = keys.tolist()
-    elif hasattr(keys, "to_pylist"):  # pyarrow
-        keys = keys.to_pylist()
+    elif hasattr(keys, "to_pylist"):  # pyarrow: Arrow reads it, so it must be well-formed
+        keys = validated_arrow(keys, name).to_pylist()
     if not isinstance(keys, (list, tuple)):
         raise TypeError(f"{name} must be a list, tuple or array of UUIDs, "
                         f"got {type(keys).__name__}")

@@ -315,3 +315,72 @@ def test_views_of_one_long_value_are_not_expanded_at_once():
     proc = subprocess.run([sys.executable, "-c", _MANY_VIEWS], check=False,
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-2000:]
+
+
+# --------------------------------------------------------------------------- Arrow reads Arrow
+# Where hzfast hands an array to Arrow itself (dictionary decoding, converting views,
+# to_pylist for UUID batches), Arrow trusts the array: it is fully validated first.
+def _hostile_view(length, buffer_index, offset):
+    views = np.array([length, 0, buffer_index, offset], np.int32).tobytes()
+    return pa.Array.from_buffers(pa.string_view(), 1, [None, pa.py_buffer(views),
+                                                       pa.py_buffer(b"x" * 30)])
+
+
+_HOSTILE_VIEW = """
+import numpy as np, pyarrow as pa, hzfast, hzfast.ignite as ignite
+views = np.array([1 << 20, 0, 0, 1 << 30], np.int32).tobytes()   # 1 MiB from offset 1 GiB
+arr = pa.Array.from_buffers(pa.string_view(), 1, [None, pa.py_buffer(views),
+                                                  pa.py_buffer(b"x" * 30)])
+for fn in (hzfast.partition_ids, ignite.partition_ids, ignite.java_hash_code):
+    try:
+        fn(arr)
+    except ValueError as exc:
+        assert "malformed Arrow array" in str(exc), exc
+    else:
+        raise AssertionError("accepted")
+print("ok")
+"""
+
+
+def test_a_view_pointing_outside_its_buffer_does_not_crash():
+    # found while fuzzing: Arrow's cast read 1 MiB at offset 1 GiB (segmentation fault)
+    import subprocess
+    import sys
+    proc = subprocess.run([sys.executable, "-c", _HOSTILE_VIEW], check=False,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", \
+        (proc.returncode, proc.stderr[-2000:])
+
+
+@pytest.mark.parametrize("path", STRING_PATHS, ids=PATH_IDS)
+@pytest.mark.parametrize("length, buffer_index, offset, what", [
+    (20, 3, 0, "references buffer 3"),
+    (20, 0, 25, "references range 25-45"),
+])
+def test_hostile_views_are_refused(path, length, buffer_index, offset, what):
+    _, fn, _ = path
+    with pytest.raises(ValueError, match=rf"^keys: malformed Arrow array \(View .*{what}"):
+        fn(_hostile_view(length, buffer_index, offset))
+
+
+@pytest.mark.parametrize("path", STRING_PATHS, ids=PATH_IDS)
+def test_dictionary_with_nulls_and_a_bad_index_is_validated_before_decoding(path):
+    _, fn, _ = path
+    d = pa.DictionaryArray.from_arrays(pa.array([0, 7], pa.int8()), pa.array(["a", None]),
+                                       safe=False)
+    with pytest.raises(ValueError, match=r"^keys: malformed Arrow array \(Dictionary "
+                                         r"indices invalid"):
+        fn(d)
+
+
+@pytest.mark.parametrize("offsets", [[0, -5, 6, 11], [0, 2**40, 6, 11]],
+                         ids=["negative", "far past"])
+def test_uuid_batches_from_malformed_arrow_are_refused(offsets):
+    # fuzz finding (ignite_hashing): key_type="uuid" read the strings with to_pylist,
+    # which trusted the offsets (SystemError: negative size; MemoryError far past)
+    arr = hostile(offsets, pa.large_string())
+    for keys in (arr, pa.chunked_array([arr])):
+        with pytest.raises(ValueError, match=r"^keys: malformed Arrow array \(.*[Oo]ffset"):
+            ignite.java_hash_code(keys, key_type="uuid")
+        with pytest.raises(ValueError, match=r"^keys: malformed Arrow array"):
+            ignite.partition_ids(keys, key_type="uuid")
