@@ -52,18 +52,23 @@ def fuzz_construct(fdp: Any) -> None:
         mutated = True
         c, k = fdp.ConsumeIntInRange(0, 6), fdp.ConsumeIntInRange(0, n - 1)
         cols[c][k] = int(fdp.PickValueInList([2**32, 2**31, -(2**31) - 1, 2**63 - 1, -2]))
-    objs, exact, plain = [], True, True
+    objs, exact, plain, lengths = [], True, True, []
     for c in range(7):
         length = len(cols[c])
         if fdp.ConsumeIntInRange(0, 15) == 15:   # (0 when the data runs out: no change)
             length = fdp.ConsumeIntInRange(0, n + 1)
         obj, logical, how = dress_ints(fdp, cols[c][:length] + [0] * (length - n), (length,))
         objs.append(obj)
-        exact &= logical is not None and length == n and all(
-            -(2**31) <= v < 2**31 for v in logical)
-        if logical is not None and length == n:
+        lengths.append(length)
+        exact &= logical is not None and all(-(2**31) <= v < 2**31 for v in logical)
+        if logical is not None:
             cols[c] = logical   # what the caller's object holds (a narrow dtype wraps)
         plain &= how in PLAIN_DRESSINGS
+    if len(set(lengths)) != 1:
+        exact = False   # columns of different lengths
+    elif lengths[0] != n:
+        n = lengths[0]   # every column cut to the same length: a consistent, shorter plan
+        mutated = True   # (its rows may no longer make sense together)
     kw: dict[str, Any] = {}
     mode = fdp.ConsumeIntInRange(0, 5)
     if mode == 1:
