@@ -396,11 +396,18 @@ cdef class CounterTable:
         return out
 
     def finalize(self, const uint8_t[::1] mask):
-        """§9.3.4 on every partition ``p`` with ``mask[p]``: returns the closed gaps as
-        int64 (k, 3) rows ``(partition, from, to)`` in partition then start order; then
-        those partitions have no items and HWM = LWM."""
-        cdef intp_t i, total = 0
+        """§9.3.4 on every partition ``p`` with ``mask[p]``: returns ``(-1, rows)``, the
+        closed gaps as int64 (k, 3) rows ``(partition, from, to)`` in partition then start
+        order; then those partitions have no items and HWM = LWM.
+
+        Returns ``(p, None)`` and changes nothing when partition ``p`` would report a gap
+        starting past int64 (its LWM, or an item before the next, at 2**63 - 1: ``from =
+        LWM + 1`` would wrap, as it does in Java)."""
+        cdef intp_t i, total = 0, bad
         with self.lock:
+            bad = self._blocker(mask)
+            if bad != -1:
+                return bad, None
             if self.tracking:
                 for i in range(self.n):
                     if mask[i]:
@@ -413,7 +420,30 @@ cdef class CounterTable:
                     if self.tracking:
                         self.gaps[i].count = 0
                     self.hwm_p[i] = self.lwm_p[i]
-        return out
+        return -1, out
+
+    def finalize_blocker(self, const uint8_t[::1] mask):
+        """The first masked partition that :meth:`finalize` would refuse, or -1."""
+        with self.lock:
+            return self._blocker(mask)
+
+    cdef intp_t _blocker(self, const uint8_t[::1] mask) noexcept:
+        """First masked partition whose gaps would start past int64 (LWM, or the end of
+        an item followed by another, at 2**63 - 1), else -1. Caller holds the lock."""
+        cdef intp_t i, j
+        cdef int64_t cur
+        cdef Gaps* g
+        if not self.tracking:
+            return -1
+        for i in range(self.n):
+            if mask[i]:
+                g = &self.gaps[i]
+                cur = self.lwm_p[i]
+                for j in range(g.count):
+                    if cur == INT64_MAX_C:
+                        return i
+                    cur = g.data[2 * j] + g.data[2 * j + 1]
+        return -1
 
     cdef void _finalize_into(self, const uint8_t[::1] mask, int64_t[:, ::1] out) noexcept:
         """Write the gaps of the masked partitions and move their LWM (items kept)."""

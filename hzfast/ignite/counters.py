@@ -257,6 +257,10 @@ class UpdateCounter:
         ranges as a flat list ``[from1, to1, from2, to2, ...]`` (LWM+1 .. item start per item;
         Java returns null when there are none: here ``[]``); LWM jumps past each item and
         HWM = LWM."""
+        cur = self._lwm
+        for s in self._keys:   # every gap's lower bound must be a Java long: check first
+            _long_sum(self, "finalize(): lwm + 1", cur, 1)
+            cur = s + self._items[s][1]
         gaps: list[int] = []
         while self._keys:
             start = self._keys[0]
@@ -704,9 +708,18 @@ class UpdateCounters:
             Per partition that had gap items, the missed ranges ``(from, to)``: counters
             ``from .. to`` were never applied. The LWM moves past every item and then
             HWM = LWM for every finalized partition (with or without items).
+
+        Raises
+        ------
+        ValueError
+            A finalized partition would report a gap starting at ``2**63`` (its LWM, or a
+            gap item followed by another, ends at ``2**63 - 1``; Java wraps to a negative
+            counter there); nothing is changed.
         """
         mask = self._mask(partitions, "partitions")
-        rows = self._table.finalize(mask.view(np.uint8))
+        bad, rows = self._table.finalize(mask.view(np.uint8))
+        if rows is None:
+            raise _finalize_error(bad)
         out: dict[int, list[tuple[int, int]]] = {}
         for p, lo, hi in rows.tolist():
             out.setdefault(p, []).append((lo, hi))
@@ -869,6 +882,19 @@ class UpdateCounters:
         kind = "tracking" if self.tracking else "volatile"
         return (f"UpdateCounters({self._n} partitions, {kind}, "
                 f"gap items={int(self.gap_counts().sum())})")
+
+
+def _finalize_error(partition: int, node: str = "") -> ValueError:
+    return ValueError(f"finalize: {node}partition {partition} would report a gap starting at "
+                      f"lwm + 1 = 2**63, past the Java long range (its LWM or a gap item "
+                      f"before another reaches 2**63 - 1); nothing changed")
+
+
+def finalize_blocker(counters: UpdateCounters, mask: NDArray[np.bool_]) -> int:
+    """The first partition of ``mask`` whose :meth:`UpdateCounters.finalize` would be
+    refused (a gap starting past int64), or -1; for callers that finalize several tables
+    and must check all of them before changing any (``exchange``)."""
+    return int(counters._table.finalize_blocker(mask.view(np.uint8)))
 
 
 def _parse_gaps(raw: object, name: str) -> NDArray[np.int64]:

@@ -23,7 +23,12 @@ from hzfast import _validate
 from hzfast._check import check_int
 from hzfast._keys import INT64_MAX, INT64_MIN
 from hzfast.ignite import _rebalance
-from hzfast.ignite.counters import UpdateCounterError, UpdateCounters
+from hzfast.ignite.counters import (
+    UpdateCounterError,
+    UpdateCounters,
+    _finalize_error,
+    finalize_blocker,
+)
 
 __all__ = [
     "FULL",
@@ -396,6 +401,12 @@ def exchange(counters_by_node: Sequence[UpdateCounters], *, states: ArrayLike | 
             f"Failed to update the counter: node {n}, partition {p}: the maximum LWM "
             f"{max_lwm[p]} is below its highest applied counter {after_highest[n, p]}; "
             f"nothing changed", index=int(n), partition=int(p))
+
+    if fin.any():   # every node's finalize must be possible before any is done
+        for i, c in enumerate(nodes):
+            bad = finalize_blocker(c, fin)
+            if bad != -1:
+                raise _finalize_error(bad, f"counters_by_node[{i}], ")
 
     finalized: list[dict[int, list[tuple[int, int]]]] = []
     for i, c in enumerate(nodes):

@@ -243,6 +243,10 @@ class UpdateCounter:
         ranges as a flat list ``[from1, to1, from2, to2, ...]`` (LWM+1 .. item start per item;
         Java returns null when there are none: here ``[]``); LWM jumps past each item and
         HWM = LWM."""
+        cur = self._lwm
+        for s in self._keys:   # a gap starting past int64 is refused before any change
+            _in_long(cur + 1, "finalize(): lwm + 1")
+            cur = s + self._items[s][1]
         gaps = []
         while self._keys:
             start = self._keys[0]

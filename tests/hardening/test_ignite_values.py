@@ -172,3 +172,55 @@ def test_consistent_id_arrays_keep_their_java_types(ids, as_list):
             ignite.assign(as_list, partitions=64, backups=backups).tolist()
     with pytest.raises(ValueError, match=r"^consistent_ids must be 1-dimensional"):
         ignite.assign(np.array([["a", "b"]]))
+
+
+def _stale_item_at_the_top(c, p=None):
+    """LWM 2**63 - 1 with a gap item left below it: reachable with valid calls (the first
+    absolute update drops the items, later ones keep them)."""
+    if p is None:
+        c.update_abs(5)
+        c.update(20, 1)
+        c.update_abs(MAX)
+    else:
+        c.update_absolute(p, 5)
+        c.update(p, 20, 1)
+        c.update_absolute(p, MAX)
+
+
+def test_finalize_never_reports_a_gap_past_int64():
+    # fuzz finding (ignite_counters): the kernel reported the gap (-2**63, 20) (Java's
+    # wrap), the model (2**63, 20) (not a Java long)
+    arr = ignite.UpdateCounters(3)
+    _stale_item_at_the_top(arr, 1)
+    arr.update(2, 7, 1)
+    with pytest.raises(ValueError, match=r"^finalize: partition 1 would report a gap starting "
+                                         r"at lwm \+ 1 = 2\*\*63.*nothing changed$"):
+        arr.finalize()
+    assert arr.gaps(1) == [(20, 1)] and arr.gaps(2) == [(7, 1)] and arr.lwm[1] == MAX
+    assert arr.finalize([2]) == {2: [(1, 7)]}          # the other partitions still can
+    for cls in (ignite.UpdateCounter, ref.UpdateCounter):
+        c = cls()
+        _stale_item_at_the_top(c)
+        with pytest.raises(ValueError, match=r"finalize\(\): lwm \+ 1"):
+            c.finalize()
+        assert c.gaps == [(20, 1)] and c.lwm == MAX
+
+
+def test_finalize_refuses_items_that_end_at_the_top_before_another():
+    raw = struct.pack(">biqqqq", 1, 2, 0, MAX, 22, 22)    # (0, MAX) then (22, 22)
+    arr = ignite.UpdateCounters(1)
+    arr.init(0, 0, raw)
+    with pytest.raises(ValueError, match="^finalize: partition 0"):
+        arr.finalize()
+    with pytest.raises(ValueError, match="Java long range"):
+        ignite.UpdateCounter(0, raw).finalize()
+
+
+def test_exchange_checks_every_node_before_finalizing_any():
+    a, b = ignite.UpdateCounters(2), ignite.UpdateCounters(2)
+    a.update(0, 3, 1)
+    _stale_item_at_the_top(b, 1)
+    with pytest.raises(ValueError, match=r"^finalize: counters_by_node\[1\], partition 1"):
+        ignite.exchange([a, b], finalize=True)
+    assert a.gaps(0) == [(3, 1)] and a.lwm.tolist() == [0, 0]      # node 0 untouched
+    assert b.gaps(1) == [(20, 1)]
