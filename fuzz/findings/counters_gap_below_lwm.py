@@ -7,6 +7,7 @@ with the same blob, then ``finalize()``, reports ``(-2**63, 15)`` (wrapped), so 
 array form and the scalar model disagree. Expected: the blob refused with a ValueError
 (an item must start at or above the initial counter), or a finalize that stays in int64
 and never lowers the LWM, the same in both forms.
+Fixed in f3ad7b9.
 """
 import struct
 

@@ -5,6 +5,7 @@ array built with ``pa.Array.from_buffers`` whose offsets decrease (0, 5, 2) conv
 with ``to_pylist()`` before the shared offsets check: pyarrow raises ``SystemError:
 Negative size passed to PyUnicode_New`` (other offsets read outside the buffer). The
 string path rejects the same array with a ValueError. Expected: that ValueError.
+Fixed in f5a4105.
 """
 import numpy as np
 import pyarrow as pa

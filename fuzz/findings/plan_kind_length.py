@@ -6,6 +6,7 @@ at decision 1 and ``_agree`` reads ``kind[1]``: IndexError; ``kind=[]`` for a
 1-decision plan is accepted; a longer column gives numpy's "operands could not be
 broadcast" instead of naming ``kind``.
 Expected: ``ValueError: kind has length ..., expected N`` (as ``instant`` already does).
+Fixed in 573f7e4.
 """
 import numpy as np
 

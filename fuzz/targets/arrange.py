@@ -75,7 +75,8 @@ def fuzz_repair(fdp: Any) -> None:
         return
     if any(i > 65_535 for i in (mask if not is_mask else [])) and rejected(got):
         return   # an index past any possible member may be refused
-    if is_mask and alive and len(alive_list) <= used:
+    if is_mask and len(alive_list) <= used and not (isinstance(mask, list) and not mask):
+        # (an empty list may mean "no member alive" as well as an empty mask)
         expect_rejected(got, f"{what}: a mask shorter than the members used")
         return
     alive_list = alive_list + [False] * (used + 1 - len(alive_list))
@@ -146,21 +147,22 @@ def fuzz_arrange(fdp: Any) -> None:
 
 
 def fuzz_huge(fdp: Any) -> None:
-    """Sizes that must be refused before allocating (issue class 6)."""
+    """Sizes that must be refused before allocating (issue class 6): one call per input."""
     P = fdp.ConsumeIntInRange(1, 4)
     cur = np.full((P, 2), -1, np.int32)
-    cur[0, 0] = fdp.PickValueInList([2**31 - 1, 2**30, 10**8, 40_000])
-    for fn, args in ((hzfast.diff, (cur, cur)), (hzfast.repair, (cur, [2**40])),
-                     (hzfast.repair, (cur, np.ones(3, bool))),
-                     (hzfast.arrangement_report, (cur, cur, fdp.PickValueInList([30_000, 2**20]))),
-                     (hzfast.arrange, (cur, fdp.PickValueInList([2**31, 10**7]))),
-                     (hzfast.PartitionTable, (cur,))):
-        got = checked(fn, *args)
-        if not rejected(got) and fn is hzfast.repair and len(args[1]) == 3:
-            raise Finding(f"repair accepted a 3-member mask for member {cur[0, 0]}")
+    cur[0, 0] = fdp.PickValueInList([2**31 - 1, 2**30, 10**8, 40_000, 65_535])
+    calls = ((hzfast.diff, (cur, cur)), (hzfast.repair, (cur, [2**40])),
+             (hzfast.repair, (cur, np.ones(3, bool))),
+             (hzfast.arrangement_report, (cur, cur, fdp.PickValueInList([30_000, 2**20]))),
+             (hzfast.arrange, (cur, fdp.PickValueInList([2**31, 10**7, 70_000]))),
+             (hzfast.PartitionTable, (cur,)))
+    fn, args = calls[fdp.ConsumeIntInRange(0, len(calls) - 1)]
+    got = checked(fn, *args)
+    if not rejected(got) and fn is hzfast.repair and len(args[1]) == 3:
+        raise Finding(f"repair accepted a 3-member mask for member {cur[0, 0]}")
 
 
-PIECES = (fuzz_repair, fuzz_arrange, fuzz_huge)
+PIECES = (fuzz_repair, fuzz_arrange, fuzz_repair, fuzz_arrange, fuzz_huge)
 
 
 def test_one_input(data: bytes) -> None:
