@@ -5,7 +5,10 @@ archives assembled from fuzzed members (wrong names, dtypes, shapes, object arra
 ``.npy`` headers claiming huge shapes, nested zips). The contract: a valid table, or one
 ``ValueError`` naming the file; never ``BadZipFile``, ``EOFError``, ``KeyError``,
 ``OverflowError``, a pickle being loaded, or gigabytes allocated. ``save(path)`` then
-``load(path)`` gives the same table whatever the path's suffix.
+``load(path)`` gives the same table whatever the path's suffix. ``hzfast.persistence``
+(Hazelcast's hz41/hzlegacy layouts, JSON, format detection, ``read_table``) gets valid
+files damaged: flipped bytes, count fields set huge or negative, truncation, trailing
+bytes; the same contract (a table, or a ValueError naming the file).
 """
 from __future__ import annotations
 
@@ -20,7 +23,8 @@ import atheris
 import numpy as np
 
 import hzfast
-from fuzz._common import Finding, table_values
+from fuzz._common import Finding, checked, rejected, table_values
+from hzfast import persistence
 
 _DIR = tempfile.mkdtemp(prefix="hzfast-fuzz-files-")
 
@@ -140,7 +144,63 @@ def fuzz_roundtrip(fdp: Any) -> None:
         raise Finding(f"save({name!r})/load({name!r}) changed the table")
 
 
-PIECES = (fuzz_load, fuzz_load, fuzz_load, fuzz_roundtrip)
+def _table(fdp: Any) -> hzfast.PartitionTable:
+    P, R_ = fdp.ConsumeIntInRange(1, 5), fdp.ConsumeIntInRange(1, 4)
+    rows = table_values(fdp, P, R_, 5, False)
+    versions = [fdp.ConsumeIntInRange(0, 2**31 - 1) for _ in range(P)]
+    return hzfast.PartitionTable(np.array(rows, dtype=np.int32).reshape(P, R_),
+                                 np.array(versions, dtype=np.int32), members=5)
+
+
+def fuzz_persisted(fdp: Any) -> None:
+    """hzfast.persistence: Hazelcast's hz41/hzlegacy layouts and JSON, damaged or not."""
+    table = _table(fdp)
+    fmt = fdp.PickValueInList(["hz41", "hzlegacy", "json", "npz"])
+    if fmt == "json":
+        raw = persistence.table_to_json(table).encode()
+    elif fmt == "npz":
+        raw = _table_npz(fdp)
+    else:
+        raw = persistence.to_bytes(table, fmt)
+        back = persistence.from_bytes(raw, fmt, replica_count=table.replica_count)
+        if back.replicas.tolist() != table.replicas.tolist() or (
+                fmt == "hz41" and back.versions.tolist() != table.versions.tolist()):
+            raise Finding(f"from_bytes(to_bytes(table, {fmt!r})) changed the table")
+    damaged = bytearray(raw)
+    for _ in range(fdp.ConsumeIntInRange(0, 4)):
+        mode = fdp.ConsumeIntInRange(0, 3)
+        if not damaged:
+            break
+        pos = fdp.ConsumeIntInRange(0, len(damaged) - 1)
+        if mode == 0:
+            damaged[pos] = fdp.ConsumeIntInRange(0, 255)
+        elif mode == 1:   # a count or length field set huge or negative
+            damaged[pos:pos + 4] = fdp.PickValueInList(
+                [b"\x7f\xff\xff\xff", b"\xff\xff\xff\xff", b"\x80\x00\x00\x00",
+                 b"\x00\x00\x01\x00"])
+        elif mode == 2:
+            del damaged[pos:]
+        else:
+            damaged += fdp.ConsumeBytes(fdp.ConsumeIntInRange(1, 16))
+    data = bytes(damaged)
+    for call, args in ((persistence.from_bytes, (data,)),
+                       (persistence.from_bytes, (data, fdp.PickValueInList(["hz41", "hzlegacy"]))),
+                       (persistence.detect_format, (data,)),
+                       (persistence.table_from_json, (data,))):
+        got = checked(call, *args)
+        if not rejected(got) and not isinstance(got, (hzfast.PartitionTable, str)):
+            raise Finding(f"{call.__name__} returned {type(got).__name__}")
+    path = os.path.join(_DIR, fdp.PickValueInList(["t.bin", "t", "t.npz", "t.json"]))
+    with open(path, "wb") as f:
+        f.write(data)
+    try:
+        persistence.read_table(path, max_bytes=fdp.PickValueInList([None, 10, 1 << 20]))
+    except ValueError as exc:
+        if os.path.basename(path) not in str(exc):
+            raise Finding(f"read_table: the ValueError does not name the file: {exc}") from None
+
+
+PIECES = (fuzz_load, fuzz_load, fuzz_load, fuzz_roundtrip, fuzz_persisted, fuzz_persisted)
 
 
 def test_one_input(data: bytes) -> None:

@@ -3,8 +3,7 @@
 One test per finding, asserting the contract the finding broke: a clean ValueError or
 TypeError naming the argument, or the reference's answer. A finding that is still open
 is marked ``xfail(strict=True)``: the day it is fixed the test passes, the strict mark
-turns that into a failure, and whoever fixed it removes the mark. (All eight found so far
-are fixed: no mark today.)
+turns that into a failure, and whoever fixed it removes the mark.
 """
 import struct
 
@@ -119,3 +118,21 @@ def test_finding_8_counter_table_gap_below_initial():
     except ValueError:
         return
     check_finalize(lambda: t.finalize().get(0, []), lambda: int(t.lwm[0]))
+
+
+# ------------------------------------------------------------------ finding 9
+@pytest.mark.xfail(strict=True, reason="finding 9: hzfast.persistence.read_table's "
+                                       "ValueErrors describe the content, not the file")
+@pytest.mark.parametrize("name, data, max_bytes", [
+    ("empty.bin", b"", None),
+    ("junk.bin", b"\x00\x01garbage" * 8, None),
+    ("damaged.npz", b"PK\x03\x04" + b"\xff" * 60, None),
+    ("big.bin", b"\x00" * 64, 10),
+], ids=["empty", "junk", "damaged-npz", "over-max-bytes"])
+def test_finding_9_read_table_names_the_file(tmp_path, name, data, max_bytes):
+    from hzfast import persistence
+
+    path = tmp_path / name
+    path.write_bytes(data)
+    with pytest.raises(ValueError, match=name.replace(".", r"\.")):
+        persistence.read_table(path, max_bytes=max_bytes)
