@@ -23,6 +23,7 @@ Runs are sequential: one core at most.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import importlib
 import os
 import re
@@ -44,7 +45,10 @@ CORPUS = ROOT / "corpus"
 def _launcher(name: str) -> str:
     """An executable that restarts this worker: libFuzzer re-runs ``argv[0]`` with flags of
     its own for ``-merge`` (and to restart after a crash during one)."""
-    path = Path(tempfile.mkdtemp(prefix="hzfast-fuzz-")) / f"fuzz-{name}"
+    folder = Path(tempfile.gettempdir()) / f"hzfast-fuzz-launchers-{os.getuid()}"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    tag = hashlib.sha1(f"{ROOT}\0{sys.executable}".encode()).hexdigest()[:12]
+    path = folder / f"fuzz-{name}-{tag}"
     path.write_text(f"#!/bin/sh\ncd {shlex.quote(str(ROOT.parent))} && exec "
                     f"{shlex.quote(sys.executable)} -m fuzz.run --worker {name} -- \"$@\"\n")
     path.chmod(0o755)
