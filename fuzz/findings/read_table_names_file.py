@@ -15,7 +15,11 @@ from hzfast import persistence
 
 
 def run() -> int:
-    folder = tempfile.mkdtemp(prefix="hzfast-finding-")
+    with tempfile.TemporaryDirectory(prefix="hzfast-finding-") as folder:
+        return run_in(folder)
+
+
+def run_in(folder: str) -> int:
     files = {}
     for name, data in (("empty.bin", b""), ("junk.bin", b"\x00\x01garbage" * 8),
                        ("damaged.npz", b"PK\x03\x04" + b"\xff" * 60)):
