@@ -12,8 +12,10 @@ bytes; the same contract (a table, or a ValueError naming the file).
 """
 from __future__ import annotations
 
+import atexit
 import io
 import os
+import shutil
 import struct
 import tempfile
 import zipfile
@@ -27,6 +29,7 @@ from fuzz._common import Finding, checked, rejected, table_values
 from hzfast import persistence
 
 _DIR = tempfile.mkdtemp(prefix="hzfast-fuzz-files-")
+atexit.register(shutil.rmtree, _DIR, True)
 
 
 def _npy(arr: np.ndarray) -> bytes:
