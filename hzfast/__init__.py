@@ -12,7 +12,7 @@ except ImportError as exc:  # pragma: no cover - only on a broken checkout
         f"Original error: {exc}"
     ) from exc
 
-from hzfast._check import DEFAULT_PARTITION_COUNT, MAX_REPLICA_COUNT
+from hzfast._check import DEFAULT_PARTITION_COUNT, MAX_MEMBER_COUNT, MAX_REPLICA_COUNT
 from hzfast.members import Member, Members
 from hzfast.table import PartitionTable
 from hzfast.hashing import *  # noqa: F401,F403
@@ -27,6 +27,6 @@ from hzfast import persistence  # noqa: F401  (persisted table layouts, restart 
 from hzfast._version import __version__ as __version__
 
 __all__ = [
-    "DEFAULT_PARTITION_COUNT", "MAX_REPLICA_COUNT", "Member", "Members", "PartitionTable",
+    "DEFAULT_PARTITION_COUNT", "MAX_MEMBER_COUNT", "MAX_REPLICA_COUNT", "Member", "Members", "PartitionTable",
     "ignite", "persistence", *_hashing_all, *_migration_all, *_arrangement_all,
 ]
