@@ -151,9 +151,13 @@ def fuzz_json(fdp: Any) -> None:
         must_reject = False
     text = json.dumps(doc)
     if mode == 5:   # truncated or nested text
-        text = text[:fdp.ConsumeIntInRange(0, len(text))] if fdp.ConsumeBool() else \
-            "[" * fdp.ConsumeIntInRange(1, 5000) + "]" * fdp.ConsumeIntInRange(0, 5000)
-        must_reject = True
+        if fdp.ConsumeBool():
+            cut = fdp.ConsumeIntInRange(0, len(text))
+            must_reject = cut < len(text)   # (cutting nothing leaves the document whole)
+            text = text[:cut]
+        else:
+            text = "[" * fdp.ConsumeIntInRange(1, 5000) + "]" * fdp.ConsumeIntInRange(0, 5000)
+            must_reject = True
     elif mode == 6:
         text = fdp.ConsumeUnicodeNoSurrogates(200)
         must_reject = False
