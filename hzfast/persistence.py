@@ -507,19 +507,23 @@ def read_table(path: str | os.PathLike[str], *, max_bytes: int | None = None
         The file cannot be opened (missing, a directory, no permission).
     ValueError
         Too large, empty, corrupt or truncated, or a table the library rejects; the
-        message says what is wrong (it does not repeat the path).
+        message names the file and says what is wrong.
     """
     size = os.stat(path).st_size
+    where = os.fspath(path)
     if max_bytes is not None and size > max_bytes:
-        raise ValueError(f"{size:,} bytes, larger than the {max_bytes:,} allowed")
+        raise ValueError(f"{where}: {size:,} bytes, larger than the {max_bytes:,} allowed")
     with open(path, "rb") as f:
         data = f.read()
-    fmt = detect_format(data)
-    if fmt == "npz":
-        return table_from_npz(data), fmt
-    if fmt == "json":
-        return table_from_json(data), fmt
-    return from_bytes(data, fmt), fmt
+    try:
+        fmt = detect_format(data)
+        if fmt == "npz":
+            return table_from_npz(data), fmt
+        if fmt == "json":
+            return table_from_json(data), fmt
+        return from_bytes(data, fmt), fmt
+    except ValueError as exc:            # one error naming the file and what is wrong
+        raise ValueError(f"{where}: {exc}") from exc
 
 
 def write_table(path: str | os.PathLike[str], table: PartitionTable, fmt: str = "npz") -> None:

@@ -121,8 +121,6 @@ def test_finding_8_counter_table_gap_below_initial():
 
 
 # ------------------------------------------------------------------ finding 9
-@pytest.mark.xfail(strict=True, reason="finding 9: hzfast.persistence.read_table's "
-                                       "ValueErrors describe the content, not the file")
 @pytest.mark.parametrize("name, data, max_bytes", [
     ("empty.bin", b"", None),
     ("junk.bin", b"\x00\x01garbage" * 8, None),
