@@ -70,6 +70,9 @@ def fuzz_repair(fdp: Any) -> None:
         expect_rejected(got, what)
         return
     used = max([m for r in cur for m in r] + [-1])
+    if used >= hzfast.MAX_MEMBER_COUNT:          # docs/hardening.md: the member limit
+        expect_rejected(got, f"{what}: member index {used} past the member limit")
+        return
     if not is_mask and alive_list is not None:
         # an index list names members by index, also those the table holds at >= M
         alive_list = [i in idx for i in range(max(M, used + 1))]
