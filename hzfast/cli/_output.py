@@ -187,7 +187,7 @@ def human_seconds(s: float) -> str:
     Examples
     --------
     >>> human_seconds(1.857), human_seconds(0.045), human_seconds(192.4), human_seconds(7500)
-    ('1.86 s', '45.0 ms', '3 min 12 s', '2 h 05 min')
+    ('1.86 s', '45 ms', '3 min 12 s', '2 h 05 min')
     """
     s = float(s)
     if not math.isfinite(s):
