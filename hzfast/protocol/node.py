@@ -498,9 +498,8 @@ class Node:
         ok = True
         keep: dict[MigrationId, MigrationInfo] = {}
         for x in lst:
-            if not isinstance(x, MigrationInfo) or x.status == ACTIVE or not (
-                    0 <= x.partition < self.config.partition_count):
-                ok = False
+            if self._check_migration(x) or x.status == ACTIVE:
+                ok = False            # malformed: reject it and the rest (rule 5)
                 break
             p = x.partition
             if self._unconfirmed.get(p) == x.id:
@@ -595,7 +594,7 @@ class Node:
                 self._drop_stale(old, updated)
         keep: dict[MigrationId, MigrationInfo] = {}
         for x in completed:
-            if isinstance(x, MigrationInfo) and x.status != ACTIVE:
+            if not self._check_migration(x) and x.status != ACTIVE:
                 keep[x.id] = x
                 self._finalize(x)
         if not self.is_master:
@@ -1230,9 +1229,11 @@ class Node:
             vers[newer] = st.versions[newer]
             have = True
             for x in st.completed:
-                completed.setdefault(x.id, x)
+                if not self._check_migration(x) and x.status != ACTIVE:
+                    completed.setdefault(x.id, x)
             for x in st.active:
-                active.setdefault(x.id, x)
+                if not self._check_migration(x):
+                    active.setdefault(x.id, x)
         self._mark("tables_fetched", detail=f"{len(f)} members")
         if not have:
             self._dirty = True
