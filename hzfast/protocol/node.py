@@ -26,6 +26,7 @@ from numpy.typing import NDArray
 from hzfast.arrangement import arrange
 from hzfast.hashing import stamp as _stamp
 from hzfast.members import Members
+from hzfast.migration.apply import apply_migrations
 from hzfast.migration.executor import Executor
 from hzfast.migration.plan import MigrationPlan
 from hzfast.migration.planner import plan_migrations
@@ -109,7 +110,13 @@ def apply_to_row(row: NDArray[np.int32], x: MigrationInfo) -> None:
         row[x.destination_current_index] = -1
     if x.source_new_index >= 0:
         row[x.source_new_index] = x.source
-    row[x.destination_new_index] = x.destination
+    if x.destination_new_index >= 0:
+        row[x.destination_new_index] = x.destination
+
+
+def _ids_of(dense: NDArray[np.int32], ids: NDArray[np.int64]) -> NDArray[np.int32]:
+    """A table in view positions (as the arranger and planner see it) back in member ids."""
+    return np.where(dense >= 0, ids[np.maximum(dense, 0)], -1).astype(np.int32)
 
 
 class _Run:
@@ -415,7 +422,7 @@ class Node:
             ent = self._run.inflight.get(key[1])
             if ent is None:
                 return
-            i, x, stage, owner = ent
+            _, x, stage, owner = ent
             if stage == "request":
                 self._fail(x, (owner, x.destination), "no answer from the owner")
             elif x.destination in self.members:          # commit: re-send while a member
@@ -994,7 +1001,7 @@ class Node:
         lite = [m in self.lite for m in self.members]
         empty = np.full((P, R), -1, dtype=np.int32)
         dense = arrange(empty, Members.from_count(len(ids), lite=lite), replica_count=R)
-        self.replicas = np.where(dense >= 0, ids[np.maximum(dense, 0)], -1).astype(np.int32)
+        self.replicas = _ids_of(dense, ids)
         self.versions = (self.replicas >= 0).sum(axis=1).astype(np.int32)
         self.initialized = True
         self._publish_table()
@@ -1100,13 +1107,10 @@ class Node:
         plan = plan_migrations(dense, target)
         if not len(plan):
             return
-        changed = False
-        for i in np.flatnonzero(plan.instant).tolist():     # §6: instant decisions at once
-            x = self._info(plan, i, ids)
-            apply_to_row(self.replicas[x.partition], x)
-            self.versions[x.partition] += x.increment
-            changed = True
-        if changed:
+        instant = np.flatnonzero(plan.instant)
+        if len(instant):                    # §6: instant decisions at once, then publish
+            after, self.versions = apply_migrations(dense, self.versions, plan[instant])
+            self.replicas = _ids_of(after, ids)
             self._publish_table()
         self._start_run(plan, dense, ids)
 
@@ -1136,7 +1140,7 @@ class Node:
                 interim[p, hit[0] + 1] = -1
         n_changed = (interim != old).sum(axis=1).astype(np.int32)
         self.versions += n_changed
-        self.replicas = np.where(interim >= 0, ids[np.maximum(interim, 0)], -1).astype(np.int32)
+        self.replicas = _ids_of(interim, ids)
         self._publish_table()
         if not len(rows):
             return

@@ -19,7 +19,6 @@ from numpy.typing import NDArray
 
 from hzfast.arrangement import arrange
 from hzfast.hashing import partition_ids
-from hzfast.members import Members
 from hzfast.protocol import messages as msg
 from hzfast.protocol.events import (
     EffectDone,
@@ -555,15 +554,11 @@ class Simulation:
         return self._balanced(master)
 
     def _balanced(self, master: Node) -> bool:
-        ids = np.asarray(self.view, dtype=np.int64)
-        pos = {m: i for i, m in enumerate(self.view)}
-        lut = np.vectorize(lambda v: pos.get(int(v), -1), otypes=[np.int32])
-        dense = lut(master.replicas).astype(np.int32)
+        """Every slot held by a member, and arranging the table changes nothing."""
+        dense, _, members = master._dense()
         if (dense[master.replicas >= 0] < 0).any():
             return False
-        del ids
-        target = arrange(dense, Members.from_count(len(self.view)),
-                         replica_count=dense.shape[1])
+        target = arrange(dense, members, replica_count=dense.shape[1])
         return bool((target == dense).all())
 
     # ------------------------------------------------------------------ main loop
