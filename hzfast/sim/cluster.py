@@ -554,7 +554,10 @@ class Simulation:
         return self._balanced(master)
 
     def _balanced(self, master: Node) -> bool:
-        """Every slot held by a member, and arranging the table changes nothing."""
+        """The master sees the live members, every slot is held by one of them, and
+        arranging the table changes nothing."""
+        if master.members != tuple(self.view):
+            return False
         dense, _, members = master._dense()
         if (dense[master.replicas >= 0] < 0).any():
             return False
