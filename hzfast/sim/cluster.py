@@ -554,9 +554,9 @@ class Simulation:
         return self._balanced(master)
 
     def _balanced(self, master: Node) -> bool:
-        """The master sees the live members, every slot is held by one of them, and
+        """The master sees the live data members, every slot is held by a member, and
         arranging the table changes nothing."""
-        if master.members != tuple(self.view):
+        if master.data_members != tuple(self.view):
             return False
         dense, _, members = master._dense()
         if (dense[master.replicas >= 0] < 0).any():
