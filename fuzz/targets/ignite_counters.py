@@ -189,6 +189,9 @@ def fuzz_table(fdp: Any) -> None:
             h = outcome(table.init, p, initial, raw)
             r = outcome(ref.UpdateCounter, initial, raw) if 0 <= p < P else ("reject", None)
             if r[0] == "ok":
+                # Ignite's init() sets the counters and the gap queue but not the
+                # first-update flag: the fresh model inherits it from the partition's
+                r[1]._first = refs[p]._first
                 refs[p] = r[1]
             if r[0] == "ok" and h[0] == "reject":
                 # hostile gap blobs (negative, overlapping or repeated items) have no

@@ -657,7 +657,9 @@ class UpdateCounters:
 
     def init(self, partition: int, initial: int = 0, gaps: bytes | None = None) -> None:
         """``init(initial, gapBytes)``: LWM = HWM = initial counter = ``initial``, gap items
-        from ``gaps`` (the form of :meth:`to_bytes`; None for none).
+        from ``gaps`` (the form of :meth:`to_bytes`; None for none). As in Ignite, the
+        first-update flag is not reset: an absolute update after ``init`` drops the gap
+        items only if no absolute update came before.
 
         Raises
         ------
