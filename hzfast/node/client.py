@@ -1,0 +1,296 @@
+"""A client of a running cluster: put, get, locate, status (docs/node.md §4).
+
+The client fetches the partition table from a member (``locate``), routes every key with
+:func:`hzfast.partition_ids` and the table's owners, and sends each partition's entries to
+its owner in one request. An owner answers "not owner" or "migrating" while the table
+moves; the client then fetches the table again and retries, until a deadline.
+"""
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from hzfast.hashing import partition_ids
+from hzfast.node import wire
+
+__all__ = ["Client", "ClientError"]
+
+#: Answers after which a request is retried (with a fresh table).
+RETRYABLE = ("not_owner", "migrating", "not_ready", "backup_failed", "unreachable")
+
+
+class ClientError(Exception):
+    """A request the cluster refused for good, or could not answer before the deadline."""
+
+    def __init__(self, code: str, text: str) -> None:
+        super().__init__(f"{code}: {text}")
+        self.code = code
+
+
+class _Connection:
+    """One connection to a member, with many requests in flight."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                 max_frame: int) -> None:
+        self.reader, self.writer = reader, writer
+        self.pending: dict[int, asyncio.Future[tuple[Any, ...]]] = {}
+        self.seq = 0
+        self.max_frame = max_frame
+        self.task = asyncio.get_running_loop().create_task(self._read())
+
+    async def _read(self) -> None:
+        err: BaseException = ConnectionError("connection closed")
+        try:
+            for _ in range(2**62):              # ends with the connection
+                obj = await wire.read_frame(self.reader, self.max_frame)
+                if obj is None:
+                    break
+                f = wire.parse(obj)
+                fut = self.pending.pop(f[1], None)
+                if fut is not None and not fut.done():
+                    fut.set_result(f)
+        except (OSError, wire.WireError, asyncio.IncompleteReadError) as exc:
+            err = exc if isinstance(exc, OSError) else ConnectionError(str(exc))
+        for fut in self.pending.values():
+            if not fut.done():
+                fut.set_exception(ConnectionError(str(err)))
+        self.pending.clear()
+
+    @property
+    def closed(self) -> bool:
+        return self.task.done()
+
+    async def call(self, tag: str, *fields: Any, timeout: float) -> tuple[Any, ...]:
+        if self.closed:
+            raise ConnectionError("connection closed")
+        self.seq += 1
+        seq = self.seq
+        fut: asyncio.Future[tuple[Any, ...]] = asyncio.get_running_loop().create_future()
+        self.pending[seq] = fut
+        self.writer.write(wire.frame(tag, seq, *fields))
+        try:
+            return await asyncio.wait_for(fut, timeout)
+        finally:
+            self.pending.pop(seq, None)
+
+    def close(self) -> None:
+        self.task.cancel()
+        self.writer.close()
+
+
+class Client:
+    """A cluster client (asyncio).
+
+    Parameters
+    ----------
+    addresses : iterable of (host, port)
+        Members to ask for the table first; the table names the others.
+    timeout : float, default 5.0
+        Seconds one request may take.
+    deadline : float, default 60.0
+        Seconds :meth:`put_many` and :meth:`get_many` keep retrying a partition.
+    max_frame : int
+        The largest answer accepted.
+
+    Examples
+    --------
+    >>> async def main():                                     # doctest: +SKIP
+    ...     async with Client([("127.0.0.1", 5701)]) as c:
+    ...         await c.put_many({"k1": b"v1"})
+    ...         return await c.get_many(["k1"])
+    """
+
+    def __init__(self, addresses: Iterable[tuple[str, int]], *, timeout: float = 5.0,
+                 deadline: float = 60.0, max_frame: int = wire.MAX_FRAME) -> None:
+        self.seeds = [(str(h), int(p)) for h, p in addresses]
+        if not self.seeds:
+            raise ValueError("addresses must name at least one member")
+        self.timeout, self.deadline, self.max_frame = timeout, deadline, max_frame
+        self.conns: dict[tuple[str, int], _Connection] = {}
+        self._locks: dict[tuple[str, int], asyncio.Lock] = {}
+        self.partitions = 0
+        self.owners: NDArray[np.int32] = np.zeros(0, np.int32)
+        self.addresses: dict[int, tuple[str, int]] = {}
+        self.table_version = -1
+        self.stats: dict[str, int] = {"requests": 0, "retries": 0, "locates": 0}
+
+    async def __aenter__(self) -> Client:
+        await self.locate()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close every connection."""
+        for c in self.conns.values():
+            c.close()
+        self.conns.clear()
+
+    async def _conn(self, addr: tuple[str, int]) -> _Connection:
+        c = self.conns.get(addr)
+        if c is not None and not c.closed:
+            return c
+        lock = self._locks.setdefault(addr, asyncio.Lock())
+        async with lock:                       # one connection per member
+            c = self.conns.get(addr)
+            if c is None or c.closed:
+                r, w = await asyncio.wait_for(asyncio.open_connection(*addr), self.timeout)
+                c = self.conns[addr] = _Connection(r, w, self.max_frame)
+        return c
+
+    async def call(self, addr: tuple[str, int], tag: str, *fields: Any) -> tuple[Any, ...]:
+        """One request to the member at ``addr``; the answer frame (``ok`` or ``error``).
+
+        Raises
+        ------
+        ConnectionError, OSError, asyncio.TimeoutError
+            The member could not be reached or did not answer in time.
+        """
+        self.stats["requests"] += 1
+        c = await self._conn(addr)
+        return await c.call(tag, *fields, timeout=self.timeout)
+
+    async def locate(self) -> dict[str, Any]:
+        """Fetch the partition table (from the master where possible); the answer."""
+        self.stats["locates"] += 1
+        cands = list(dict.fromkeys([*self.addresses.values(), *self.seeds]))
+        last: Exception | None = None
+        for addr in cands:
+            try:
+                f = await self.call(addr, "locate")
+            except (OSError, asyncio.TimeoutError, ConnectionError) as exc:
+                last = exc
+                continue
+            if f[0] != "ok" or not isinstance(f[2], dict):
+                last = ClientError(str(f[2]), str(f[3])) if f[0] == "error" else None
+                continue
+            info = f[2]
+            P, R = int(info["partitions"]), int(info["replica_count"])
+            reps = np.frombuffer(info["replicas"], dtype="<i4").reshape(P, R)
+            self.partitions = P
+            self.owners = reps[:, 0].astype(np.int32)
+            self.addresses = {int(m): (str(h), int(p)) for m, h, p in info["members"]}
+            self.table_version = int(info["version"])
+            return info
+        raise ConnectionError(f"no member answered locate: {last}")
+
+    def route(self, keys: list[str]) -> NDArray[np.int32]:
+        """The partition of each key (Hazelcast's string-key partitioning)."""
+        if not self.partitions:
+            raise RuntimeError("call locate() first")
+        out: NDArray[np.int32] = partition_ids(keys, self.partitions)
+        return out
+
+    async def _partition_call(self, tag: str, p: int, payload: list[Any]) -> Any:
+        """Send one partition's request to its owner, retrying until the deadline."""
+        end = time.monotonic() + self.deadline
+        delay = 0.02
+        last = "unreachable"
+        for _ in range(10_000):
+            owner = int(self.owners[p])
+            addr = self.addresses.get(owner)
+            if addr is not None:
+                try:
+                    f = await self.call(addr, tag, p, payload)
+                except (OSError, asyncio.TimeoutError, ConnectionError):
+                    f = ("error", 0, "unreachable", f"member {owner}", None)
+                if f[0] == "ok":
+                    return f[2]
+                if f[2] not in RETRYABLE:
+                    raise ClientError(str(f[2]), str(f[3]))
+                last = f"{f[2]}: {f[3]}"
+                self.stats[f"error_{f[2]}"] = self.stats.get(f"error_{f[2]}", 0) + 1
+            if time.monotonic() + delay > end:
+                break
+            self.stats["retries"] += 1
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 0.5)
+            try:
+                await self.locate()
+            except ConnectionError:
+                pass
+        raise ClientError("deadline", f"partition {p}: {last}")
+
+    async def put_many(self, entries: Mapping[str, bytes] | Iterable[tuple[str, bytes]], *,
+                       concurrency: int = 32, batch_bytes: int = 4 << 20
+                       ) -> tuple[list[str], dict[str, str]]:
+        """Write entries; the keys acknowledged and, for the others, why not.
+
+        An acknowledged key is held by its owner and every synchronous backup.
+        """
+        items = list(entries.items()) if isinstance(entries, Mapping) else list(entries)
+        if not items:
+            return [], {}
+        parts = self.route([k for k, _ in items])
+        groups: dict[int, list[list[Any]]] = {}
+        for (k, v), p in zip(items, parts.tolist()):
+            groups.setdefault(p, []).append([k, v])
+        batches: list[tuple[int, list[list[Any]]]] = []
+        for p, g in groups.items():
+            cur: list[list[Any]] = []
+            size = 0
+            for e in g:
+                cur.append(e)
+                size += len(e[0]) + len(e[1])
+                if size >= batch_bytes:
+                    batches.append((p, cur))
+                    cur, size = [], 0
+            if cur:
+                batches.append((p, cur))
+        acked: list[str] = []
+        failed: dict[str, str] = {}
+        sem = asyncio.Semaphore(concurrency)
+
+        async def one(p: int, batch: list[list[Any]]) -> None:
+            async with sem:
+                try:
+                    await self._partition_call("put", p, batch)
+                    acked.extend(k for k, _ in batch)
+                except ClientError as exc:
+                    failed.update((k, str(exc)) for k, _ in batch)
+
+        await asyncio.gather(*(one(p, b) for p, b in batches))
+        return acked, failed
+
+    async def get_many(self, keys: Iterable[str], *, concurrency: int = 32
+                       ) -> dict[str, bytes | None]:
+        """Read keys from their owners; ``None`` for a key the owner does not hold.
+
+        Raises
+        ------
+        ClientError
+            A partition's owner could not be read before the deadline.
+        """
+        keys = list(keys)
+        if not keys:
+            return {}
+        parts = self.route(keys)
+        groups: dict[int, list[str]] = {}
+        for k, p in zip(keys, parts.tolist()):
+            groups.setdefault(p, []).append(k)
+        out: dict[str, bytes | None] = {}
+        sem = asyncio.Semaphore(concurrency)
+
+        async def one(p: int, ks: list[str]) -> None:
+            async with sem:
+                vals = await self._partition_call("get", p, ks)
+                if not isinstance(vals, list) or len(vals) != len(ks):
+                    raise ClientError("bad_answer", f"partition {p}: malformed get answer")
+                out.update(zip(ks, vals))
+
+        await asyncio.gather(*(one(p, ks) for p, ks in groups.items()))
+        return out
+
+    async def status(self, addr: tuple[str, int]) -> dict[str, Any]:
+        """One member's status (see :meth:`hzfast.node.Member.status`)."""
+        f = await self.call(addr, "status")
+        if f[0] != "ok" or not isinstance(f[2], dict):
+            raise ClientError("bad_answer", f"{addr[0]}:{addr[1]}: no status")
+        st: dict[str, Any] = f[2]
+        return st

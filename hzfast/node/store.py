@@ -1,0 +1,73 @@
+"""A member's replica data: an in-memory key-value map per partition it holds.
+
+The store knows nothing of the protocol: it holds what the runtime writes into it, stages
+what a migration copies in until the destination commits, and answers what it holds
+(docs/node.md §3).
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+__all__ = ["Store"]
+
+Key = str
+MigrationId = tuple[int, int]
+
+
+class Store:
+    """Replica data by partition, and data staged by migration id."""
+
+    __slots__ = ("data", "staged")
+
+    def __init__(self) -> None:
+        self.data: dict[int, dict[Key, bytes]] = {}
+        self.staged: dict[MigrationId, dict[Key, bytes]] = {}
+
+    def put(self, partition: int, entries: Iterable[tuple[Key, bytes]]) -> None:
+        """Write ``entries`` into ``partition``'s replica data."""
+        self.data.setdefault(partition, {}).update(entries)
+
+    def get(self, partition: int, keys: Iterable[Key]) -> list[bytes | None]:
+        """The values of ``keys`` in ``partition`` (``None`` where absent)."""
+        d = self.data.get(partition, {})
+        return [d.get(k) for k in keys]
+
+    def snapshot(self, partition: int) -> list[tuple[Key, bytes]]:
+        """A copy of ``partition``'s entries (what a migration sends)."""
+        return list(self.data.get(partition, {}).items())
+
+    def stage(self, migration: MigrationId, entries: Iterable[tuple[Key, bytes]],
+              first: bool) -> None:
+        """Hold copied data for ``migration`` until it commits (``first``: start over)."""
+        if first:
+            self.staged[migration] = {}
+        self.staged.setdefault(migration, {}).update(entries)
+
+    def install(self, migration: MigrationId, partition: int, keep: bool) -> bool:
+        """A destination's commit: the staged data becomes ``partition``'s (``keep``) or,
+        where the destination ends up holding no data replica, the partition is dropped.
+        False if nothing was staged and data was to be kept."""
+        staged = self.staged.pop(migration, None)
+        if not keep:
+            self.data.pop(partition, None)
+            return True
+        if staged is None:
+            return False
+        self.data.setdefault(partition, {}).update(staged)
+        return True
+
+    def discard(self, migration: MigrationId) -> None:
+        """A destination's rollback: drop what was staged."""
+        self.staged.pop(migration, None)
+
+    def clear(self, partition: int) -> None:
+        """Drop ``partition``'s replica data."""
+        self.data.pop(partition, None)
+
+    def entries(self) -> int:
+        """Entries held over every partition (staged data not counted)."""
+        return sum(len(d) for d in self.data.values())
+
+    def nbytes(self) -> int:
+        """Value bytes held over every partition."""
+        return sum(len(v) for d in self.data.values() for v in d.values())

@@ -1,0 +1,354 @@
+"""The node runtime's wire format: length-prefixed msgpack frames (docs/node.md §2).
+
+A frame is a 4-byte big-endian length, then that many bytes of msgpack: an array whose
+first element is a tag (a short string) and whose other elements are the tag's fields
+(:data:`FRAMES`). Protocol messages travel inside ``msg`` frames, encoded field by field
+(:data:`SCHEMA`); partition tables as raw little-endian ``int32`` buffers. Everything a
+peer or a client sends is checked before it is used: a frame that is not what its tag
+says raises :class:`WireError` (a ``ValueError``), and the runtime closes that
+connection. Nothing here does I/O except :func:`read_frame`, which reads one frame from
+an :class:`asyncio.StreamReader`.
+"""
+from __future__ import annotations
+
+import asyncio
+import struct
+from collections.abc import Callable
+from typing import Any
+
+import msgpack
+import numpy as np
+from numpy.typing import NDArray
+
+from hzfast.protocol import messages as msg
+from hzfast.protocol.messages import MigrationInfo, MigrationStatus
+
+__all__ = ["FRAMES", "MAX_FRAME", "SCHEMA", "WireError", "decode_message", "encode_message",
+           "frame", "parse", "read_frame", "unpack"]
+
+#: The default largest frame a node or client accepts (bytes after the length prefix).
+MAX_FRAME = 64 << 20
+_LEN = struct.Struct(">I")
+_I64 = (-(2**63), 2**63 - 1)
+_MAX_TEXT = 4096            # reasons, host names, error messages
+_MAX_KEY = 64 << 10
+
+
+class WireError(ValueError):
+    """A frame that is not what the wire format says (garbage, truncated, oversized,
+    a field of the wrong type or out of range)."""
+
+
+# ---------------------------------------------------------------------------- frames
+def frame(*fields: Any) -> bytes:
+    """One frame: ``fields`` (the tag first) packed with msgpack, length-prefixed.
+
+    Examples
+    --------
+    >>> frame("hb", 3, 7)[:4]
+    b'\\x00\\x00\\x00\\x06'
+    """
+    body: bytes = msgpack.packb(list(fields), use_bin_type=True)
+    return _LEN.pack(len(body)) + body
+
+
+def unpack(body: bytes) -> list[Any]:
+    """The msgpack array of one frame body.
+
+    Raises
+    ------
+    WireError
+        The bytes are not one complete msgpack array led by a string tag.
+    """
+    try:
+        obj = msgpack.unpackb(body, raw=False, strict_map_key=True, use_list=True)
+    except Exception as exc:     # msgpack raises several unrelated types on garbage
+        raise WireError(f"frame: not msgpack ({type(exc).__name__})") from None
+    if not isinstance(obj, list) or not obj or not isinstance(obj[0], str):
+        raise WireError("frame: not an array led by a tag")
+    return obj
+
+
+async def read_frame(reader: asyncio.StreamReader, max_frame: int = MAX_FRAME) -> list[Any] | None:
+    """Read one frame; ``None`` at a clean end of stream (between frames).
+
+    Raises
+    ------
+    WireError
+        The stream ended inside a frame (truncated), the length is 0 or above
+        ``max_frame`` (oversized), or the body is not a tagged msgpack array.
+    """
+    try:
+        head = await reader.readexactly(4)
+    except asyncio.IncompleteReadError as exc:
+        if not exc.partial:
+            return None
+        raise WireError("frame: truncated length prefix") from None
+    (n,) = _LEN.unpack(head)
+    if n == 0 or n > max_frame:
+        raise WireError(f"frame: length {n} outside 1..{max_frame}")
+    try:
+        body = await reader.readexactly(n)
+    except asyncio.IncompleteReadError as exc:
+        raise WireError(f"frame: truncated ({len(exc.partial)} of {n} bytes)") from None
+    return unpack(body)
+
+
+# ---------------------------------------------------------------------------- fields
+def _int(v: Any, what: str, lo: int = _I64[0], hi: int = _I64[1]) -> int:
+    if type(v) is not int:
+        raise WireError(f"{what}: expected an int, got {type(v).__name__}")
+    if not lo <= v <= hi:
+        raise WireError(f"{what}: {v} outside {lo}..{hi}")
+    return v
+
+
+def _bool(v: Any, what: str) -> bool:
+    if type(v) is not bool:
+        raise WireError(f"{what}: expected a bool, got {type(v).__name__}")
+    return v
+
+
+def _str(v: Any, what: str, limit: int = _MAX_TEXT) -> str:
+    if type(v) is not str:
+        raise WireError(f"{what}: expected a string, got {type(v).__name__}")
+    if len(v) > limit:
+        raise WireError(f"{what}: longer than {limit} characters")
+    return v
+
+
+def _list(v: Any, what: str) -> list[Any]:
+    if type(v) is not list:
+        raise WireError(f"{what}: expected an array, got {type(v).__name__}")
+    return v
+
+
+def _key(v: Any, what: str) -> str:
+    if type(v) is not str:
+        raise WireError(f"{what}: a key must be a string, got {type(v).__name__}")
+    if len(v) > _MAX_KEY:
+        raise WireError(f"{what}: key longer than {_MAX_KEY} characters")
+    return v
+
+
+def _entries(v: Any, what: str) -> list[tuple[str, bytes]]:
+    out = []
+    for i, e in enumerate(_list(v, what)):
+        if type(e) is not list or len(e) != 2:
+            raise WireError(f"{what}[{i}]: expected a [key, value] pair")
+        if type(e[1]) is not bytes:
+            raise WireError(f"{what}[{i}]: a value must be bytes, got {type(e[1]).__name__}")
+        out.append((_key(e[0], f"{what}[{i}]"), e[1]))
+    return out
+
+
+def _keys(v: Any, what: str) -> list[str]:
+    return [_key(k, f"{what}[{i}]") for i, k in enumerate(_list(v, what))]
+
+
+def _members(v: Any, what: str) -> list[tuple[int, str, int]]:
+    out = []
+    for i, e in enumerate(_list(v, what)):
+        if type(e) is not list or len(e) != 3:
+            raise WireError(f"{what}[{i}]: expected [member id, host, port]")
+        out.append((_int(e[0], f"{what}[{i}] id", 0, 2**31 - 2),
+                    _str(e[1], f"{what}[{i}] host", 255),
+                    _int(e[2], f"{what}[{i}] port", 0, 65535)))
+    if len({m for m, _, _ in out}) != len(out):
+        raise WireError(f"{what}: a member id repeats")
+    return out
+
+
+def _any(v: Any, what: str) -> Any:
+    return v
+
+
+_FIELD: dict[str, Callable[[Any, str], Any]] = {
+    "int": _int, "bool": _bool, "str": _str, "entries": _entries, "keys": _keys,
+    "members": _members, "any": _any,
+    "id": lambda v, w: _int(v, w, 0, 2**31 - 2),
+    "partition": lambda v, w: _int(v, w, 0, 10_000_000),
+}
+
+#: Every frame tag and its fields (after the tag). Peers: ``hello`` (my member id),
+#: ``msg`` (a protocol message, :func:`encode_message`), ``hb`` (member id, member-list
+#: version), ``members`` (version, next id, [[id, host, port], ...], oldest first),
+#: ``chunk`` (effect id, mode "stage"/"merge", migration id, partition, entries, seq, last),
+#: ``chunk_ack`` (effect id, ok), ``backup`` (request id, partition, entries),
+#: ``backup_ack`` (request id, ok). Clients: ``join`` (request id, host, port, config), ``put``
+#: (request id, partition, entries), ``get`` (request id, partition, keys), ``locate`` and
+#: ``status`` (request id). Answers: ``ok`` (request id, payload) and ``error``
+#: (request id, code, message, detail).
+FRAMES: dict[str, tuple[str, ...]] = {
+    "hello": ("id",),
+    "msg": ("any",),
+    "hb": ("id", "int"),
+    "members": ("int", "int", "members"),
+    "chunk": ("int", "str", "int", "int", "partition", "entries", "int", "bool"),
+    "chunk_ack": ("int", "bool"),
+    "backup": ("int", "partition", "entries"),
+    "backup_ack": ("int", "bool"),
+    "join": ("int", "str", "int", "any"),
+    "put": ("int", "partition", "entries"),
+    "get": ("int", "partition", "keys"),
+    "locate": ("int",),
+    "status": ("int",),
+    "ok": ("int", "any"),
+    "error": ("int", "str", "str", "any"),
+}
+
+
+def parse(obj: list[Any]) -> tuple[Any, ...]:
+    """Check one unpacked frame against :data:`FRAMES`; return ``(tag, *fields)``.
+
+    Raises
+    ------
+    WireError
+        An unknown tag, a wrong field count, or a field of the wrong type or range.
+    """
+    tag = obj[0]
+    kinds = FRAMES.get(tag)
+    if kinds is None:
+        raise WireError(f"frame: unknown tag {tag[:40]!r}")
+    if len(obj) != len(kinds) + 1:
+        raise WireError(f"{tag}: expected {len(kinds)} fields, got {len(obj) - 1}")
+    return (tag, *(_FIELD[k](v, f"{tag}.{i}") for i, (k, v) in enumerate(zip(kinds, obj[1:]))))
+
+
+# ---------------------------------------------------------------------------- messages
+#: Each protocol message's fields, in dataclass order after ``sender``, and their kinds.
+SCHEMA: dict[type[msg.Message], tuple[tuple[str, str], ...]] = {
+    msg.MigrationRequest: (("migration", "mig"), ("completed", "migs")),
+    msg.MigrationTransfer: (("migration", "mig"), ("completed", "migs")),
+    msg.MigrationTransferAck: (("migration", "mig"), ("ok", "bool")),
+    msg.MigrationResult: (("migration", "mig"), ("ok", "bool"), ("reason", "str")),
+    msg.MigrationCommit: (("migration", "mig"),),
+    msg.MigrationCommitResponse: (("migration", "mig"), ("ok", "bool")),
+    msg.PublishCompletedMigrations: (("completed", "migs"),),
+    msg.PublishCompletedAck: (("ids", "ids"), ("ok", "bool")),
+    msg.PartitionTableUpdate: (("replicas", "table"), ("versions", "versions"),
+                               ("completed", "migs")),
+    msg.PartitionTableAck: (("ok", "bool"), ("diverged", "ints")),
+    msg.PartitionStateCheck: (("stamp", "int"),),
+    msg.PartitionStateCheckReply: (("ok", "bool"),),
+    msg.FetchPartitionState: (),
+    msg.PartitionStateReply: (("initialized", "bool"), ("replicas", "table?"),
+                              ("versions", "versions?"), ("completed", "migs"),
+                              ("active", "migs")),
+    msg.PromotionCommit: (("replicas", "table"), ("versions", "versions"),
+                          ("promotions", "migs"), ("destination", "int"), ("batch", "int")),
+    msg.PromotionCommitResponse: (("batch", "int"), ("ok", "bool")),
+    msg.ReplicaSyncRequest: (("partition", "int"),),
+}
+_BY_NAME = {t.__name__: t for t in SCHEMA}
+_MIG_INTS = 12                     # id (2), partition, 6 decision fields, master, initial, final
+
+
+def _enc_mig(x: MigrationInfo) -> list[Any]:
+    return [x.id[0], x.id[1], x.partition, x.source, x.source_current_index,
+            x.source_new_index, x.destination, x.destination_current_index,
+            x.destination_new_index, x.master, x.initial, x.final, int(x.status), x.promotion]
+
+
+def _dec_mig(v: Any, what: str) -> MigrationInfo:
+    if type(v) is not list or len(v) != _MIG_INTS + 2:
+        raise WireError(f"{what}: expected a migration of {_MIG_INTS + 2} fields")
+    n = [_int(v[i], f"{what}[{i}]", -(2**31), 2**31 - 1) for i in range(_MIG_INTS)]
+    status = _int(v[_MIG_INTS], f"{what}.status", 0, 2)
+    return MigrationInfo((n[0], n[1]), *n[2:], status=MigrationStatus(status),
+                         promotion=_bool(v[_MIG_INTS + 1], f"{what}.promotion"))
+
+
+def _enc(kind: str, v: Any) -> Any:
+    if kind == "mig":
+        return _enc_mig(v)
+    if kind == "migs":
+        return [_enc_mig(x) for x in v]
+    if kind == "ids":
+        return [list(i) for i in v]
+    if kind == "ints":
+        return list(v)
+    if kind.startswith(("table", "versions")):
+        if v is None:
+            return None
+        return np.ascontiguousarray(v, dtype="<i4").tobytes()
+    return v
+
+
+def _array(v: Any, what: str, shape: tuple[int, ...]) -> NDArray[np.int32]:
+    if type(v) is not bytes:
+        raise WireError(f"{what}: expected bytes, got {type(v).__name__}")
+    if len(v) != 4 * int(np.prod(shape)):
+        raise WireError(f"{what}: {len(v)} bytes, expected {4 * int(np.prod(shape))} "
+                        f"for shape {shape}")
+    return np.frombuffer(v, dtype="<i4").astype(np.int32).reshape(shape)
+
+
+def encode_message(m: msg.Message) -> list[Any]:
+    """A protocol message as a msgpack-ready array: ``[type name, sender, *fields]``."""
+    fields = SCHEMA.get(type(m))
+    if fields is None:
+        raise TypeError(f"not a hzfast.protocol message: {type(m).__name__}")
+    return [type(m).__name__, m.sender, *(_enc(k, getattr(m, f)) for f, k in fields)]
+
+
+def decode_message(v: Any, partition_count: int, replica_count: int) -> msg.Message:
+    """The protocol message an ``msg`` frame carries, checked for the cluster's shape.
+
+    Parameters
+    ----------
+    v : object
+        The frame's field as unpacked.
+    partition_count, replica_count : int
+        The table shape arrays must have.
+
+    Raises
+    ------
+    WireError
+        Not a known message, a wrong field count, type or range, or an array of the wrong
+        size.
+    """
+    if type(v) is not list or len(v) < 2 or type(v[0]) is not str:
+        raise WireError("msg: expected [message type, sender, fields...]")
+    t = _BY_NAME.get(v[0])
+    if t is None:
+        raise WireError(f"msg: unknown message type {v[0][:40]!r}")
+    fields = SCHEMA[t]
+    if len(v) != len(fields) + 2:
+        raise WireError(f"msg {t.__name__}: expected {len(fields)} fields, got {len(v) - 2}")
+    sender = _int(v[1], f"{t.__name__}.sender", 0, 2**31 - 2)
+    out: list[Any] = []
+    for (f, k), x in zip(fields, v[2:]):
+        what = f"{t.__name__}.{f}"
+        if k.endswith("?") and x is None:
+            out.append(None)
+            continue
+        k = k.rstrip("?")
+        if k == "mig":
+            out.append(_dec_mig(x, what))
+        elif k == "migs":
+            out.append(tuple(_dec_mig(y, f"{what}[{i}]") for i, y in enumerate(_list(x, what))))
+        elif k == "ids":
+            ids = []
+            for i, y in enumerate(_list(x, what)):
+                if type(y) is not list or len(y) != 2:
+                    raise WireError(f"{what}[{i}]: expected a migration id pair")
+                ids.append((_int(y[0], what, -(2**31), 2**31 - 1),
+                            _int(y[1], what, -(2**31), 2**31 - 1)))
+            out.append(tuple(ids))
+        elif k == "ints":
+            out.append(tuple(_int(y, f"{what}[{i}]") for i, y in enumerate(_list(x, what))))
+        elif k == "table":
+            out.append(_array(x, what, (partition_count, replica_count)))
+        elif k == "versions":
+            out.append(_array(x, what, (partition_count,)))
+        elif k == "bool":
+            out.append(_bool(x, what))
+        elif k == "str":
+            out.append(_str(x, what))
+        else:
+            out.append(_int(x, what))
+    if t is msg.PartitionStateReply and out[0] and (out[1] is None or out[2] is None):
+        raise WireError("msg PartitionStateReply: an initialized state needs its table")
+    m: msg.Message = t(sender, *out)
+    return m
