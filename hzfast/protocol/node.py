@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -30,6 +30,7 @@ from hzfast.migration.apply import apply_migrations
 from hzfast.migration.executor import Executor
 from hzfast.migration.plan import MigrationPlan
 from hzfast.migration.planner import plan_migrations
+from hzfast.protocol import _scan
 from hzfast.protocol import messages as msg
 from hzfast.protocol.events import (
     EffectDone,
@@ -114,6 +115,21 @@ def apply_to_row(row: NDArray[np.int32], x: MigrationInfo) -> None:
         row[x.destination_new_index] = x.destination
 
 
+def _settled(x: MigrationInfo, status: MigrationStatus, final: int | None = None
+             ) -> MigrationInfo:
+    """``x`` with another status (and, given, final version): ``dataclasses.replace``
+    without its per-call field introspection (it runs for every commit and failure)."""
+    return MigrationInfo(x.id, x.partition, x.source, x.source_current_index,
+                         x.source_new_index, x.destination, x.destination_current_index,
+                         x.destination_new_index, x.master, x.initial,
+                         x.final if final is None else final, status, x.promotion)
+
+
+def _is_table(a: NDArray[Any]) -> bool:
+    """A C-contiguous int32 (P, R) array, as the _scan kernels take it."""
+    return a.dtype == np.int32 and a.ndim == 2 and a.flags.c_contiguous
+
+
 def _ids_of(dense: NDArray[np.int32], ids: NDArray[np.int64]) -> NDArray[np.int32]:
     """A table in view positions (as the arranger and planner see it) back in member ids."""
     return np.where(dense >= 0, ids[np.maximum(dense, 0)], -1).astype(np.int32)
@@ -158,6 +174,7 @@ class Node:
             raise TypeError(f"config must be a hzfast.protocol.Config, got {type(config).__name__}")
         self.me = member_uuid
         self.config = config
+        self._legacy = config.design == "legacy"
         P, R = config.partition_count, config.replica_count
         self.replicas = np.full((P, R), -1, dtype=np.int32)
         self.versions = np.zeros(P, dtype=np.int32)
@@ -193,6 +210,14 @@ class Node:
         self._was_master = False
         self._told: set[int] = set()                          # members sent the full table
         self.diverged = 0                                     # diverged partitions seen
+        # _keep_current's bookkeeping: the dict it returned, its length, the versions then,
+        # partition -> ids in it, and ids kept then without being current
+        self._kc_dict: dict[MigrationId, MigrationInfo] | None = None
+        self._kc_len = 0
+        self._kc_vers = self.versions
+        self._kc_index: dict[int, set[MigrationId]] = {}
+        self._kc_recheck: set[MigrationId] = set()
+        self._valid_infos: dict[int, MigrationInfo] = {}      # id() -> an entry checked once
 
     # ------------------------------------------------------------------ views
     @property
@@ -261,30 +286,36 @@ class Node:
             deliver raises: bad messages are rejected with a mark and, where the sender
             waits for one, a negative reply.
         """
-        if not isinstance(now, int) or isinstance(now, bool):
+        if type(now) is not int and (not isinstance(now, int) or isinstance(now, bool)):
             raise TypeError(f"now must be an int, got {type(now).__name__}")
         self._now = now
         self._out = []
-        if isinstance(event, MessageReceived):
-            if not isinstance(event.message, msg.Message):
+        t = type(event)
+        if t is MessageReceived or isinstance(event, MessageReceived):
+            m = event.message                        # type: ignore[attr-defined]
+            if not isinstance(m, msg.Message):
                 raise TypeError(f"message must be a hzfast.protocol message, got "
-                                f"{type(event.message).__name__}")
-            self._receive(event.sender, event.message)
+                                f"{type(m).__name__}")
+            self._receive(event.sender, m)           # type: ignore[attr-defined]
+        elif t is EffectDone or isinstance(event, EffectDone):
+            self._effect_done(event.effect_id, bool(event.ok))  # type: ignore[attr-defined]
         elif isinstance(event, MembershipChanged):
             self._membership(event)
         elif isinstance(event, TimerFired):
             self._timer(event.key)
-        elif isinstance(event, EffectDone):
-            self._effect_done(event.effect_id, bool(event.ok))
         else:
             raise TypeError(f"event must be a hzfast.protocol event, got {type(event).__name__}")
+        inbox = self._inbox
+        me = self.me
         for _ in range(10_000):
-            self._drain()
-            if self.is_master:
+            if inbox:
+                self._drain()
+            members = self.members
+            if members and members[0] == me:
                 self._master_step()
-            if not self._inbox:
+            if not inbox:
                 break
-        if self.config.design == "legacy" and self.initialized:
+        if self._legacy and self.initialized:
             seen = self._legacy_seen
             if not np.array_equal(seen, self.replicas):
                 self._legacy_seen = self.replicas.copy()
@@ -293,10 +324,11 @@ class Node:
         return out
 
     def _drain(self) -> None:
+        inbox = self._inbox
         for _ in range(100_000):
-            if not self._inbox:
+            if not inbox:
                 return
-            sender, m = self._inbox.popleft()
+            sender, m = inbox.popleft()
             self._receive(sender, m)
 
     # ------------------------------------------------------------------ output helpers
@@ -343,6 +375,7 @@ class Node:
     def _membership(self, ev: MembershipChanged) -> None:
         old = set(self.members)
         old_master = self.master
+        self._kc_dict = None             # the master role may move: _keep_current starts over
         lite = ev.lite or (False,) * len(ev.members)
         self.members = ev.members
         self.lite = frozenset(m for m, f in zip(ev.members, lite) if f)
@@ -497,25 +530,41 @@ class Node:
         return tuple(self.completed.values())
 
     def _apply_completed(self, lst: tuple[MigrationInfo, ...]) -> bool:
-        """Rule 5: a partial update. True iff no entry was rejected."""
+        """Rule 5: a partial update. True iff no entry was rejected.
+
+        Entries apply in order: a malformed or ACTIVE one rejects itself and the rest; one
+        at or below the local version is kept (and finalized where this member took part);
+        one that starts at the local version is applied; any other is rejected as a
+        partial update that does not line up (the master then sends the full table)."""
         if self.is_master:
             return True            # the master's own table is the one the lists come from
         if not self.initialized:
             return False
         ok = True
         keep: dict[MigrationId, MigrationInfo] = {}
+        vers = self.versions
+        cur_of = vers.item
+        valid = self._valid_infos
+        unconfirmed = self._unconfirmed
+        finalized = self._finalized
+        active = self.active
+        me = self.me
         for x in lst:
-            if self._check_migration(x) or x.status == ACTIVE:
-                ok = False            # malformed: reject it and the rest (rule 5)
-                break
+            if valid.get(id(x)) is not x:
+                if self._check_migration(x) or x.status == ACTIVE:
+                    ok = False            # malformed: reject it and the rest (rule 5)
+                    break
+                if len(valid) >= 4096:
+                    valid.clear()
+                valid[id(x)] = x          # immutable: checked once (the dict keeps it alive)
             p = x.partition
-            if self._unconfirmed.get(p) == x.id:
-                del self._unconfirmed[p]          # the master's word on it
-            cur = int(self.versions[p])
+            if unconfirmed and unconfirmed.get(p) == x.id:
+                del unconfirmed[p]                # the master's word on it
+            cur = cur_of(p)
             if x.final <= cur:
                 keep[x.id] = x
-                if x.id not in self._finalized:
-                    self._finalize(x)
+                if x.id not in finalized and (x.source == me or p in active):
+                    self._finalize(x)             # (it acts only for those two)
                 continue
             if x.initial != cur:
                 ok = False
@@ -524,7 +573,7 @@ class Node:
                 break
             if x.status == SUCCESS:
                 apply_to_row(self.replicas[p], x)
-            self.versions[p] = x.final
+            vers[p] = x.final
             keep[x.id] = x
             self._finalize(x)
         if not self.is_master:
@@ -535,10 +584,79 @@ class Node:
                       ) -> dict[MigrationId, MigrationInfo]:
         """Rules 4–5 keep only the received entries; a late message must not make this
         member forget a migration that is still its partition's latest state (a destination
-        commit the master may not have published yet): a new master's recovery needs it."""
-        for mid, x in self.completed.items():
-            if mid not in keep and int(self.versions[x.partition]) == x.final:
-                keep[mid] = x
+        commit the master may not have published yet): a new master's recovery needs it.
+
+        Returns ``keep`` followed by the entries of :attr:`completed` that are not in it and
+        whose partition is still at their final version (in their order). A non-master's
+        list holds up to one such entry per partition, so instead of reading every entry's
+        version on every call this checks only the entries of partitions whose version
+        changed since the last call, and those it kept then without being current
+        (docs/design.md §11); any change of :attr:`completed` it did not see (a membership
+        change, another length) falls back to the full pass.
+        """
+        old = self.completed
+        vers = self.versions
+        snap = self._kc_vers
+        if old is not self._kc_dict or len(old) != self._kc_len or snap.shape != vers.shape:
+            return self._keep_current_full(keep)
+        idx = self._kc_index
+        cand = self._kc_recheck
+        for p in np.flatnonzero(vers != snap).tolist():
+            ids = idx.get(p)
+            if ids:
+                cand.update(ids)
+        drop: list[MigrationId] = []
+        if cand:
+            vl = vers.tolist()
+            for mid in cand:
+                if mid in keep:
+                    continue
+                x = old.get(mid)
+                if x is not None and vl[x.partition] != x.final:
+                    drop.append(mid)
+        return self._kc_commit(keep, old, drop)
+
+    def _keep_current_full(self, keep: dict[MigrationId, MigrationInfo]
+                           ) -> dict[MigrationId, MigrationInfo]:
+        """:meth:`_keep_current` by reading every entry (and rebuilding its index)."""
+        old = self.completed
+        vl = self.versions.tolist()
+        drop = [mid for mid, x in old.items() if mid not in keep and vl[x.partition] != x.final]
+        idx: dict[int, set[MigrationId]] = {}
+        for mid, x in old.items():
+            idx.setdefault(x.partition, set()).add(mid)
+        self._kc_index = idx
+        return self._kc_commit(keep, old, drop)
+
+    def _kc_commit(self, keep: dict[MigrationId, MigrationInfo],
+                   old: dict[MigrationId, MigrationInfo], drop: list[MigrationId]
+                   ) -> dict[MigrationId, MigrationInfo]:
+        """``keep`` then ``old`` minus ``keep`` and ``drop``; the index for the next call."""
+        idx = self._kc_index
+        vl = self.versions.tolist()
+        recheck: set[MigrationId] = set()
+        for mid, x in keep.items():
+            p = x.partition
+            ids = idx.get(p)
+            if ids is None:
+                idx[p] = {mid}
+            else:
+                ids.add(mid)
+            if vl[p] != x.final:
+                recheck.add(mid)           # kept although not current: look again next time
+        rest = old.copy()
+        for mid in keep:
+            rest.pop(mid, None)
+        for mid in drop:
+            x = rest.pop(mid)
+            ids = idx.get(x.partition)
+            if ids is not None:
+                ids.discard(mid)
+        keep.update(rest)
+        self._kc_dict = keep
+        self._kc_len = len(keep)
+        self._kc_vers = self.versions.copy()
+        self._kc_recheck = recheck
         return keep
 
     def _finalize(self, x: MigrationInfo) -> None:
@@ -758,10 +876,14 @@ class Node:
             return True
         if x.final < cur or x.initial != cur:
             return False
-        done = replace(x, status=SUCCESS)
+        done = _settled(x, SUCCESS)
         apply_to_row(self.replicas[p], done)
         self.versions[p] = x.final
         self.completed[done.id] = done
+        if self._kc_dict is self.completed:     # _keep_current's index follows the insert
+            self._kc_index.setdefault(p, set()).add(done.id)
+            self._kc_recheck.add(done.id)
+            self._kc_len = len(self.completed)
         if x.destination_new_index == 0 and not self.is_master:
             self._unconfirmed[p] = x.id        # the master may still fail it: hold writes
         self._mark("destination_committed", done)
@@ -832,7 +954,7 @@ class Node:
             self._master_commit(x)
             return
         if x.destination == self.me:        # the master's own commit is the destination's
-            done = replace(x, status=SUCCESS)
+            done = _settled(x, SUCCESS)
             self._mark("destination_committed", done)
             self._finalize(done)                 # install the data, then commit the table
             eid = self._install_eid.get(x.id)
@@ -870,7 +992,7 @@ class Node:
                 return
             raise AssertionError(f"partition {p} moved under migration {x}")   # pragma: no cover
         i = run.inflight.pop(x.id)[0]
-        done = replace(x, status=SUCCESS)
+        done = _settled(x, SUCCESS)
         apply_to_row(self.replicas[p], done)
         self.versions[p] = x.final
         self.completed[done.id] = done
@@ -888,7 +1010,7 @@ class Node:
         ent = run.inflight.pop(x.id, None)
         p = x.partition
         self.versions[p] += x.increment + 1
-        failed = replace(x, status=FAILED, final=int(self.versions[p]))
+        failed = _settled(x, FAILED, final=int(self.versions[p]))
         self.completed[failed.id] = failed
         self._mark("migration_failed", failed, detail=why)
         act = self.active.get(p)
@@ -1020,7 +1142,13 @@ class Node:
         """The table in member-index form (view position), for the arranger and planner."""
         ids = np.asarray(self.members, dtype=np.int64)
         r = self.replicas
-        top = max(int(r.max(initial=-1)), int(ids.max(initial=-1)))
+        lite = [m in self.lite for m in self.members]
+        top_id = int(ids.max(initial=-1))
+        if top_id < 1 << 22 and _is_table(r):   # one kernel pass through a lookup table
+            at = np.full(top_id + 1, -1, dtype=np.int32)
+            at[ids] = np.arange(len(ids), dtype=np.int32)
+            return _scan.dense(r, at), ids, Members.from_count(len(ids), lite=lite)
+        top = max(int(r.max(initial=-1)), top_id)
         if top < 1 << 22:                       # a lookup table (member ids are small)
             lut = np.full(top + 2, -1, dtype=np.int32)
             lut[ids] = np.arange(len(ids), dtype=np.int32)
@@ -1030,20 +1158,28 @@ class Node:
             pos = {int(m): i for i, m in enumerate(self.members)}
             code = np.asarray([pos.get(int(u), -1) for u in uniq], dtype=np.int32)
             dense = code[inv.reshape(r.shape)]
-        lite = [m in self.lite for m in self.members]
         return np.ascontiguousarray(dense, dtype=np.int32), ids, Members.from_count(
             len(ids), lite=lite)
 
     def _repair(self) -> bool:
         """Rule 7: empty departed/lite slots; start promotions. True: waiting for them."""
         members = np.asarray(self.data_members, dtype=np.int32)
-        bad = (self.replicas >= 0) & ~self._held_by(self.replicas, members)
-        if bad.any():
-            self.replicas[bad] = -1
-            self.versions += bad.sum(axis=1).astype(np.int32)
-        need = np.flatnonzero((self.replicas[:, 0] == -1) & (self.replicas >= 0).any(axis=1))
+        top = int(members.max(initial=-1))
+        r, vs = self.replicas, self.versions
+        if top < 1 << 22 and _is_table(r) and r.flags.writeable and vs.flags.writeable \
+                and vs.dtype == np.int32 and vs.flags.c_contiguous and vs.shape == r.shape[:1]:
+            flags = np.zeros(top + 1, dtype=np.uint8)      # one kernel pass (§11)
+            flags[members] = 1
+            cleared, need = _scan.repair(r, vs, flags)
+        else:
+            bad = (r >= 0) & ~self._held_by(r, members)
+            cleared = int(bad.sum())
+            if cleared:
+                r[bad] = -1
+                self.versions += bad.sum(axis=1).astype(np.int32)
+            need = np.flatnonzero((r[:, 0] == -1) & (r >= 0).any(axis=1))
         if not len(need):
-            if bad.any():
+            if cleared:
                 self._publish_table()
             return False
         by_dest: dict[int, list[MigrationInfo]] = {}
@@ -1081,12 +1217,12 @@ class Node:
                 if ok:
                     apply_to_row(self.replicas[p], x)
                     self.versions[p] += 2
-                    self._mark("promotion_committed", replace(x, status=SUCCESS))
+                    self._mark("promotion_committed", _settled(x, SUCCESS))
                 else:
                     self.versions[p] += 3
                     all_ok = False
-                    self._mark("migration_failed", replace(
-                        x, status=FAILED, final=int(self.versions[p])), detail="promotion")
+                    self._mark("migration_failed", _settled(x, FAILED, int(self.versions[p])),
+                               detail="promotion")
         self._promotions = {}
         self._publish_table()
         self._dirty = True
@@ -1112,9 +1248,11 @@ class Node:
             after, self.versions = apply_migrations(dense, self.versions, plan[instant])
             self.replicas = _ids_of(after, ids)
             self._publish_table()
-        self._start_run(plan, dense, ids)
+        # the plan was made from ``dense``: the executor replays it from its own target
+        # rather than checking it against ``dense`` once more (docs/design.md §11)
+        self._start_run(plan, None, ids)
 
-    def _start_run(self, plan: MigrationPlan, dense: NDArray[np.int32],
+    def _start_run(self, plan: MigrationPlan, dense: NDArray[np.int32] | None,
                    ids: NDArray[np.int64]) -> None:
         self._run = _Run(Executor(plan, dense, self.config.max_parallel_migrations), ids)
         self._run_plan = plan
@@ -1244,7 +1382,7 @@ class Node:
             return
         for x in sorted(active.values(), key=lambda y: y.id):
             if x.id not in completed:
-                completed[x.id] = replace(x, status=FAILED, final=x.initial + x.increment + 1)
+                completed[x.id] = _settled(x, FAILED, final=x.initial + x.increment + 1)
         for x in completed.values():
             if x.status == FAILED:
                 vers[x.partition] = max(int(vers[x.partition]), x.final)
