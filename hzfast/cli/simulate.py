@@ -54,11 +54,18 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    help="print every event of a single run (use with --seeds 1)")
     p.add_argument("--keep-going", action="store_true",
                    help="run every seed even after a failure")
+    p.add_argument("-j", "--jobs", type=_positive, default=1,
+                   help="worker processes (seeds run in chunks; same results for any count)")
     p.set_defaults(func=cmd_simulate)
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
     """``hzfast simulate``: swarm seeds (or a scenario) and what they found.
+
+    With ``--jobs N`` the seeds run in ``N`` worker processes, in chunks of consecutive
+    seeds; every seed is still one deterministic run, and the chunks are tallied in seed
+    order, so the output (and where a run without ``--keep-going`` stops) is the same for
+    any ``N``.
 
     Returns
     -------
@@ -71,62 +78,132 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         raise UserError("--trace: prints one run; use it with --seeds 1")
     if args.partitions < 1:
         raise UserError("--partitions: must be >= 1")
+    jobs = getattr(args, "jobs", 1)
+    if jobs < 1:
+        raise UserError("--jobs: must be >= 1")
     if args.entries is None:
         args.entries = 100_000 if args.scenario else 10_000
     t0 = time.perf_counter()
-    results: list[sim.SimulationResult] = []
-    failures: list[dict[str, Any]] = []
+    tally = _Tally()
+    trace: list[str] = []
     if args.scenario == "5444":
-        results.append(sim.scenario_5444(args.seed_start, design=args.design,
-                                         entries=args.entries, trace=args.trace))
+        r = sim.scenario_5444(args.seed_start, design=args.design, entries=args.entries,
+                              trace=args.trace)
+        tally.add(r, args.design, failing=False if args.design == "legacy" else None)
+        trace = r.trace
     else:
+        params = {"members": args.members, "partitions": args.partitions,
+                  "backup_count": args.backup_count, "entries": args.entries,
+                  "faults": args.faults, "design": args.design, "joins": args.joins,
+                  "trace": args.trace}
+        lo, hi = args.seed_start, args.seed_start + args.seeds
         try:
             with busy(f"simulating {args.seeds} seeds", total=args.seeds) as advance:
-                for seed in range(args.seed_start, args.seed_start + args.seeds):
-                    r = sim.run(seed, members=args.members, partitions=args.partitions,
-                                backup_count=args.backup_count, entries=args.entries,
-                                faults=args.faults, design=args.design, joins=args.joins,
-                                trace=args.trace)
-                    results.append(r)
-                    advance()
-                    if not _passed(r, args.design):
-                        failures.append(_failure(r))
-                        if not args.keep_going:
+                if jobs == 1 or args.seeds <= _CHUNK:
+                    for seed in range(lo, hi):
+                        r = sim.run(seed, **params)      # type: ignore[arg-type]
+                        trace = r.trace
+                        advance()
+                        if not tally.add(r, args.design) and not args.keep_going:
                             break
-        except (ValueError, TypeError) as exc:
+                else:
+                    _parallel(tally, params, lo, hi, jobs, args.keep_going, advance)
+        except (ValueError, TypeError) as exc:      # bad settings (from a worker too)
             raise UserError(str(exc)) from exc
-    if args.scenario:
-        failures = [] if args.design == "legacy" else [
-            _failure(r) for r in results if not _passed(r, args.design)]
     seconds = time.perf_counter() - t0
-    faults: Counter[str] = Counter()
-    marks: Counter[str] = Counter()
-    for r in results:
-        faults.update(r.faults_injected)
-        marks.update(r.marks)
-    payload = {
-        "seeds": len(results),
-        "seed_start": args.seed_start,
-        "design": args.design,
-        "scenario": args.scenario,
-        "passed": len(results) - len(failures),
-        "failed": len(failures),
-        "entries_acknowledged": sum(r.entries_acknowledged for r in results),
-        "entries_lost": sum(r.entries_lost for r in results),
-        "entries_lost_expected": sum(r.entries_lost_expected for r in results),
-        "violations": sum(len(r.violations) for r in results),
-        "converged": sum(r.converged for r in results),
-        "events": sum(r.events for r in results),
-        "faults_injected": dict(sorted(faults.items())),
-        "marks": dict(sorted(marks.items())),
-        "seconds": round(seconds, 3),
-        "runs_per_second": round(len(results) / seconds, 2) if seconds else None,
-        "failures": failures,
-    }
-    if args.trace and results:
-        print("\n".join(results[-1].trace))
+    payload = tally.payload(args, seconds)
+    if args.trace and trace:
+        print("\n".join(trace))
     emit(args, payload, _render)
-    return 1 if failures else 0
+    return 1 if tally.failures else 0
+
+
+_CHUNK = 25      # seeds per task of --jobs: small enough for a live progress bar
+
+
+class _Tally:
+    """What the runs found, summed as they finish (no run is kept but the failing ones)."""
+
+    def __init__(self) -> None:
+        self.seeds = 0
+        self.sums: Counter[str] = Counter()
+        self.faults: Counter[str] = Counter()
+        self.marks: Counter[str] = Counter()
+        self.failures: list[dict[str, Any]] = []
+
+    def add(self, r: Any, design: str, failing: bool | None = None) -> bool:
+        """Count run ``r``; returns whether it passed (``failing`` overrides the check)."""
+        self.seeds += 1
+        for k in ("entries_acknowledged", "entries_lost", "entries_lost_expected",
+                  "converged", "events"):
+            self.sums[k] += int(getattr(r, k))
+        self.sums["violations"] += len(r.violations)
+        self.faults.update(r.faults_injected)
+        self.marks.update(r.marks)
+        bad = (not _passed(r, design)) if failing is None else failing
+        if bad:
+            self.failures.append(_failure(r))
+        return not bad
+
+    def merge(self, other: _Tally) -> None:
+        self.seeds += other.seeds
+        self.sums.update(other.sums)
+        self.faults.update(other.faults)
+        self.marks.update(other.marks)
+        self.failures.extend(other.failures)
+
+    def payload(self, args: argparse.Namespace, seconds: float) -> dict[str, Any]:
+        n = self.seeds
+        return {
+            "seeds": n,
+            "seed_start": args.seed_start,
+            "design": args.design,
+            "scenario": args.scenario,
+            "passed": n - len(self.failures),
+            "failed": len(self.failures),
+            "entries_acknowledged": self.sums["entries_acknowledged"],
+            "entries_lost": self.sums["entries_lost"],
+            "entries_lost_expected": self.sums["entries_lost_expected"],
+            "violations": self.sums["violations"],
+            "converged": self.sums["converged"],
+            "events": self.sums["events"],
+            "faults_injected": dict(sorted(self.faults.items())),
+            "marks": dict(sorted(self.marks.items())),
+            "seconds": round(seconds, 3),
+            "runs_per_second": round(n / seconds, 2) if seconds else None,
+            "failures": self.failures,
+        }
+
+
+def _chunk(task: tuple[dict[str, Any], int, int, bool]) -> _Tally:
+    """A worker's share: seeds ``lo..hi-1`` (stopping after a failure unless keep_going)."""
+    from hzfast import sim
+
+    params, lo, hi, keep_going = task
+    tally = _Tally()
+    for seed in range(lo, hi):
+        if not tally.add(sim.run(seed, **params), params["design"]) and not keep_going:
+            break
+    return tally
+
+
+def _parallel(tally: _Tally, params: dict[str, Any], lo: int, hi: int, jobs: int,
+              keep_going: bool, advance: Any) -> None:
+    """Run seeds ``lo..hi-1`` in ``jobs`` forked workers; tally the chunks in seed order."""
+    import multiprocessing
+
+    tasks = [(params, a, min(a + _CHUNK, hi), keep_going) for a in range(lo, hi, _CHUNK)]
+    ctx = multiprocessing.get_context("fork")      # workers run the code this process loaded
+    pool = ctx.Pool(jobs)
+    try:
+        for part in pool.imap(_chunk, tasks):
+            tally.merge(part)
+            advance(part.seeds)
+            if part.failures and not keep_going:
+                break
+    finally:
+        pool.terminate()
+        pool.join()
 
 
 def _passed(r: Any, design: str) -> bool:

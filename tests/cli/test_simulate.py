@@ -42,3 +42,20 @@ def test_trace_of_one_seed_and_bad_flags() -> None:
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
     bad = _run("--seeds", "1", "-b", "9")
     assert bad.returncode == 2 and "backup_count" in bad.stderr and len(bad.stderr.splitlines()) == 1
+
+
+def test_jobs_give_the_same_report_as_one_process() -> None:
+    args = ("--seeds", "60", "--seed-start", "7", "-p", "16", "--entries", "200", "--json")
+    one = _run(*args)
+    two = _run(*args, "--jobs", "2")
+    assert one.returncode == two.returncode == 0, (one.stderr, two.stderr)
+    a, b = json.loads(one.stdout), json.loads(two.stdout)
+    for d in (a, b):
+        del d["seconds"], d["runs_per_second"]
+    assert a == b and a["seeds"] == 60 and a["events"] > 0
+
+
+def test_jobs_report_bad_settings_like_one_process() -> None:
+    # every run refuses the setting: the worker's ValueError becomes the usual one-line error
+    bad = _run("--seeds", "60", "-p", "16", "--entries", "20", "--members", "80", "--jobs", "2")
+    assert bad.returncode == 2 and "members" in bad.stderr and "Traceback" not in bad.stderr
