@@ -14,13 +14,23 @@ HZFAST_EXT=_hashing,_planner
     kernels are being worked on at once).
 HZFAST_ANNOTATE=1
     Write Cython's annotated HTML next to each ``.pyx``.
+HZFAST_OPENMP=0
+    Build without OpenMP even where the compiler has it.
+
+OpenMP: the kernels that use ``cython.parallel`` (``prange``) are compiled and linked with
+``-fopenmp`` when a probe program that includes ``omp.h`` and runs a parallel region
+compiles and links with the compiler the build uses; otherwise (or with HZFAST_OPENMP=0)
+without it, and their parallel loops run on one thread with the same results.
 """
 import glob
 import os
+import tempfile
 
 import numpy as np
 from Cython.Build import cythonize
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+from setuptools.errors import CompileError, ExecError, LinkError, PlatformError
 
 DEBUG = os.environ.get("HZFAST_DEBUG", "") not in ("", "0")
 ONLY = {s.strip() for s in os.environ.get("HZFAST_EXT", "").split(",") if s.strip()}
@@ -37,7 +47,60 @@ directives = {
 # extension modules stay small
 compile_args = ["-O0", "-g"] if DEBUG else ["-O3", "-g0"]
 
+OPENMP_FLAGS = ["-fopenmp"]
+OPENMP_PROBE = r"""
+#include <omp.h>
+int hzfast_openmp_probe(void) {
+    int n = 0;
+#pragma omp parallel reduction(+:n)
+    n += 1;
+    return n + omp_get_max_threads();
+}
+"""
+
+
+def openmp_works(compiler) -> bool:
+    """Whether ``compiler`` compiles and links OpenMP code (a probe shared object)."""
+    if os.environ.get("HZFAST_OPENMP", "").strip() == "0":
+        return False
+    with tempfile.TemporaryDirectory() as tmp:
+        src = os.path.join(tmp, "openmp_probe.c")
+        with open(src, "w") as f:
+            f.write(OPENMP_PROBE)
+        try:
+            objects = compiler.compile([src], output_dir=tmp, extra_postargs=OPENMP_FLAGS)
+            compiler.link_shared_object(objects, os.path.join(tmp, "openmp_probe.so"),
+                                        extra_postargs=OPENMP_FLAGS)
+        except (CompileError, LinkError, ExecError, PlatformError, OSError):
+            return False       # no OpenMP (or no compiler that can say)
+    return True
+
+
+def uses_openmp(path: str) -> bool:
+    with open(path, encoding="utf-8") as f:
+        return "cython.parallel" in f.read()
+
+
+class BuildExt(build_ext):
+    """build_ext that adds the OpenMP flags to the kernels that use ``prange`` when the
+    compiler supports them (probed once per build)."""
+
+    def build_extensions(self) -> None:
+        wanted = [ext for ext in self.extensions if ext.name in OPENMP_MODULES]
+        if wanted:
+            ok = openmp_works(self.compiler)
+            print(f"hzfast: OpenMP {'found' if ok else 'not available'}: "
+                  f"{', '.join(ext.name for ext in wanted)} "
+                  f"{'use threads' if ok else 'run on one thread'}")
+            if ok:
+                for ext in wanted:
+                    ext.extra_compile_args = list(ext.extra_compile_args) + OPENMP_FLAGS
+                    ext.extra_link_args = list(ext.extra_link_args) + OPENMP_FLAGS
+        super().build_extensions()
+
+
 extensions = []
+OPENMP_MODULES: set[str] = set()   # the kernels that use cython.parallel
 for path in sorted(glob.glob(os.path.join("hzfast", "**", "_*.pyx"), recursive=True)):
     name = os.path.splitext(os.path.basename(path))[0]
     if ONLY and name not in ONLY:
@@ -53,8 +116,11 @@ for path in sorted(glob.glob(os.path.join("hzfast", "**", "_*.pyx"), recursive=T
             extra_compile_args=compile_args,
         )
     )
+    if uses_openmp(path):
+        OPENMP_MODULES.add(module)
 
 setup(
+    cmdclass={"build_ext": BuildExt},
     # compile the extension modules in parallel (pip install / pip wheel too)
     options={"build_ext": {"parallel": os.cpu_count() or 1}},
     ext_modules=cythonize(

@@ -1,10 +1,20 @@
-"""Arrangement kernels: repair, keepable counts, the arranger, report counts.
+"""Arrangement kernels: repair, the arranger (keepable counts, then the target), report counts.
 
 Every ``def`` here trusts its input: ``hzfast.arrangement`` validates (dtype, shape, member
 indices in ``[-1, M)``, quotas consistent) before calling. The arranger is a transliteration
 of ``hzfast.reference.arrangement.arrange_core`` (same steps, same tie-breaks).
+
+Threads (docs/design.md §8.8): the arranger's per-row passes (the scan of step 1, the hole
+lists) split the rows into ``chunks`` contiguous chunks, each written only by its own
+thread (OpenMP ``prange``, when compiled with it; one after the other otherwise); the
+counts are summed per chunk, and the hole lists are laid out chunk by chunk, so every
+result is the same for any number of chunks. The fill (step 4) is sequential: each slot
+depends on the capacities left by the slots before it.
 """
+cimport cython
 import numpy as np
+
+from cython.parallel cimport prange
 
 from hzfast._types cimport int8_t, uint8_t, int32_t, uint32_t, int64_t, uint64_t, intp_t
 from hzfast._rows cimport ROW_SLOTS, RowLoader, load_row8, loader_init
@@ -136,29 +146,38 @@ cdef int32_t best_member(const int32_t* crow, const int32_t* trow, intp_t W,
     return best
 
 
-# ---------------------------------------------------------------------------- counts
-def keepable_counts(const int32_t[:, ::1] cur, const int32_t[::1] gid, intp_t G,
-                    intp_t R_fill):
-    """ndarray[int32] (R_fill, M): slots per member per index that could be kept
-    (data member, group not already seen at an earlier index of the row)."""
-    cdef intp_t P = cur.shape[0], M = gid.shape[0], p, r
-    cdef int32_t m, g
-    out = np.zeros((R_fill, M), dtype=np.int32)
-    seen_arr = np.full(max(G, 1), -1, dtype=np.int64)
-    cdef int32_t[:, ::1] o = out
-    cdef int64_t[::1] seen = seen_arr
-    with nogil:
-        for p in range(P):
-            for r in range(R_fill):
-                m = cur[p, r]
-                if m < 0:
-                    continue
-                g = gid[m]
-                if g < 0 or seen[g] == p:
-                    continue
-                seen[g] = p
-                o[r, m] += 1
-    return out
+# ---------------------------------------------------------------------------- threads
+cdef extern from *:
+    """
+    #ifdef _OPENMP
+    #define HZ_ARRANGE_OPENMP 1
+    #else
+    #define HZ_ARRANGE_OPENMP 0
+    #endif
+    #if defined(__GNUC__) || defined(__clang__)
+    #define HZ_PREFETCH(p) __builtin_prefetch((const void*)(p))
+    #define HZ_POPCOUNT(x) __builtin_popcount((unsigned)(x))
+    #else
+    #define HZ_PREFETCH(p) ((void)(p))
+    static int HZ_POPCOUNT(unsigned x) { int n = 0; while (x) { x &= x - 1; n++; } return n; }
+    #endif
+    """
+    int HZ_ARRANGE_OPENMP
+    void prefetch "HZ_PREFETCH"(const void* p) noexcept nogil
+    int popcount "HZ_POPCOUNT"(unsigned x) noexcept nogil
+
+#: True when this module was compiled with OpenMP (``chunks > 1`` then runs the per-row
+#: passes on that many threads); without it the chunks run one after the other.
+OPENMP = bool(HZ_ARRANGE_OPENMP)
+
+
+cdef enum:
+    PREFETCH_AHEAD = 8     # holes ahead whose rows the fill prefetches
+
+
+cdef inline intp_t chunk_lo(intp_t t, intp_t T, intp_t P) noexcept nogil:
+    """First row of chunk t of T (rows split into T contiguous, near-equal chunks)."""
+    return <intp_t>((<int64_t>P * t) // T)
 
 
 # ---------------------------------------------------------------------------- arranger
@@ -166,8 +185,7 @@ cdef struct Work:
     intp_t P, W, M, G, R_fill
     const int32_t* cur      # (P, W)
     int32_t* tgt            # (P, W)
-    uint8_t* keep           # (P, W)
-    int32_t* holes          # (P,)
+    uint8_t* keep           # (P,) bit r set iff slot (p, r) is kept (r < R_fill <= 7)
     const int32_t* gid      # (M,)
     const int32_t* gstart   # (G + 1,)
     const int32_t* gmem     # (sum of group sizes,)
@@ -193,8 +211,25 @@ cdef struct Work:
     uint64_t* maxmask       # ((G + 63) // 64,) bit g set iff gcap[g] == maxcap > 0
     uint64_t* rowmask       # (P,) when G <= 64: bit g set iff group g is in target row p
     bint use_rowmask        # G <= 64
-    uint64_t* curmask       # (P,) when M <= 64: bit m set iff member m is in current row p
-    bint use_curmask        # M <= 64
+    const int32_t* cnt      # (R_fill, M) keepable slots per index and member (keep_scan)
+    int32_t* freed          # (R_fill, M) kept slots freed in step 2
+    intp_t T                # row chunks of the per-row passes (threads with OpenMP)
+    int64_t* hc             # (T, R_fill) holes per chunk and index, then their offsets
+    int64_t* hstart         # (R_fill + 1,) where each index's holes start in hlist
+    int32_t* hlist          # the holes (rows whose slot r is empty), index by index, rows
+                            # ascending
+    bint holes_exact        # the holes at the index being filled are exactly its rows whose
+                            # slot is not kept (until a kept slot there moves)
+
+
+cdef inline bint kept(const Work* w, intp_t p, intp_t r) noexcept nogil:
+    """Slot (p, r) is kept (r < R_fill)."""
+    return (w.keep[p] >> r) & 1
+
+
+cdef inline intp_t row_holes(const Work* w, intp_t p) noexcept nogil:
+    """Indices < R_fill of row p that are not kept (step 2's holes of the row)."""
+    return w.R_fill - popcount(w.keep[p])
 
 
 cdef inline int32_t fast_member(const int32_t* crow, const int32_t* trow, intp_t W,
@@ -299,24 +334,40 @@ cdef void mark_row_groups(Work* w, const int32_t* trow) noexcept nogil:
             w.gmark[w.gid[trow[i]]] = w.stamp
 
 
+cdef inline const int32_t* scan_rows_at(Work* w, intp_t r, bint kept_ok,
+                                       intp_t* n) noexcept nogil:
+    """The rows a search at index r must scan, ascending: with ``kept_ok`` False only the
+    rows whose slot r is not kept, i.e. the holes of index r (hlist) as long as no kept
+    slot at r was moved (w.holes_exact); returns that list and its length in n, or NULL
+    and n = P: every row q (its number is its position)."""
+    if not kept_ok and w.holes_exact:
+        n[0] = <intp_t>(w.hstart[r + 1] - w.hstart[r])
+        return w.hlist + w.hstart[r]
+    n[0] = w.P
+    return NULL
+
+
 cdef void build_rows_by_group(Work* w, intp_t p, intp_t r, bint kept_ok) noexcept nogil:
     """CSR (bg_start, bg_rows) of the rows q != p holding each group at index r (ascending
     rows; with ``kept_ok`` False only rows whose slot r was not kept)."""
-    cdef intp_t W = w.W, G = w.G, P = w.P, q, g
+    cdef intp_t W = w.W, G = w.G, q, g, a, n
     cdef int32_t m
+    cdef const int32_t* rows = scan_rows_at(w, r, kept_ok, &n)
     for g in range(G + 1):
         w.bg_start[g] = 0
-    for q in range(P):
+    for a in range(n):
+        q = rows[a] if rows != NULL else a
         m = w.tgt[q * W + r]
-        if q != p and m >= 0 and (kept_ok or not w.keep[q * W + r]):
+        if q != p and m >= 0 and (kept_ok or not kept(w, q, r)):
             w.bg_start[w.gid[m] + 1] += 1
     for g in range(G):
         w.bg_start[g + 1] += w.bg_start[g]
     for g in range(G):
         w.bg_fill[g] = w.bg_start[g]
-    for q in range(P):
+    for a in range(n):
+        q = rows[a] if rows != NULL else a
         m = w.tgt[q * W + r]
-        if q != p and m >= 0 and (kept_ok or not w.keep[q * W + r]):
+        if q != p and m >= 0 and (kept_ok or not kept(w, q, r)):
             w.bg_rows[w.bg_fill[w.gid[m]]] = <int32_t>q
             w.bg_fill[w.gid[m]] += 1
 
@@ -357,7 +408,9 @@ cdef void apply_path(Work* w, intp_t x, intp_t r, int32_t mg, int32_t g) noexcep
     while y != -1:
         out = w.tgt[y * W + r]
         w.tgt[y * W + r] = incoming
-        w.keep[y * W + r] = 0
+        if kept(w, y, r):
+            w.holes_exact = False      # a kept slot at r is not kept any more
+            w.keep[y] &= ~(1 << r)
         if w.use_rowmask:      # a group is at most once in a target row
             if out >= 0:
                 w.rowmask[y] &= ~((<uint64_t>1) << w.gid[out])
@@ -376,7 +429,8 @@ cdef bint augment(Work* w, intp_t p, intp_t r, bint kept_ok) noexcept nogil:
     same parent chain) and the search stops there. The rows-by-group lists are built
     only when the first group explored from p does not already give a success (the
     rows of that group are found by a direct ascending scan)."""
-    cdef intp_t W = w.W, G = w.G, P = w.P, q, g, x, head = 0, tail = 0, a, i
+    cdef intp_t W = w.W, G = w.G, q, g, x, head = 0, tail = 0, a, i, n
+    cdef const int32_t* rows
     cdef int32_t* xrow
     cdef int32_t old, mg, sg = 0
     cdef int64_t bstamp, gst
@@ -413,9 +467,11 @@ cdef bint augment(Work* w, intp_t p, intp_t r, bint kept_ok) noexcept nogil:
             if first_group and not built:
                 # x == p (its slot r is empty in the table too): scan the rows directly
                 first_group = False
-                for q in range(P):
+                rows = scan_rows_at(w, r, kept_ok, &n)
+                for a in range(n):
+                    q = rows[a] if rows != NULL else a
                     mg = w.tgt[q * W + r]
-                    if q == p or mg < 0 or w.gid[mg] != g or not (kept_ok or not w.keep[q * W + r]):
+                    if q == p or mg < 0 or w.gid[mg] != g or not (kept_ok or not kept(w, q, r)):
                         continue
                     if w.rmark[q] == bstamp:
                         continue
@@ -451,53 +507,18 @@ cdef bint augment(Work* w, intp_t p, intp_t r, bint kept_ok) noexcept nogil:
     return False
 
 
-cdef void arrange_c(Work* w) noexcept nogil:
+cdef int64_t arrange_c(Work* w) noexcept nogil:
+    """Steps 1-3 (docs/design.md §8.5); returns the number of holes (hlist's size)."""
     cdef intp_t P = w.P, W = w.W, M = w.M, G = w.G, R_fill = w.R_fill
-    cdef intp_t p, r, k, g, nfilled
-    cdef int32_t m, best, cand
-    cdef int64_t left, best_cap, maxcap
+    cdef intp_t p, r, k, g, t
+    cdef int32_t m
+    cdef int64_t left
     cdef intp_t i, nc
-    cdef uint32_t s
-    cdef int mv, best_mv
-    cdef uint32_t h, best_h
-    cdef const int32_t* crow
-    cdef int32_t* trow
-    cdef int32_t* mcap
-    cdef int32_t* gcap
-    cdef int64_t* gmark = w.gmark
-    cdef int64_t* cmark = w.cmark
-    cdef int32_t* cpos = w.cpos
-    cdef const int32_t* gid = w.gid
-    cdef const int32_t* gstart = w.gstart
-    cdef const int32_t* gmem = w.gmem
-    cdef int64_t st
-    cdef intp_t nh, sM
-    cdef int32_t gc
-    cdef intp_t lo, hi, gg, j
-    cdef bint wrapped
-    cdef uint64_t cands, hb
     cdef intp_t bcnt[16]
-    # 1. keepable slots and holes per row (keep is zeroed by the caller); lack = quota
+    # 1. keepable slots, holes per row, the target's kept slots: scan_rows; lack = quota
     #    minus kept slots per member and index
     for k in range(R_fill * M):
-        w.lack[k] = w.mcap[k]
-    st = w.stamp
-    for p in range(P):
-        st += 1
-        nh = 0
-        crow = w.cur + p * W
-        for r in range(R_fill):
-            m = crow[r]
-            if m >= 0:
-                g = gid[m]
-                if g >= 0 and gmark[g] != st:
-                    gmark[g] = st
-                    w.keep[p * W + r] = 1
-                    w.lack[r * M + m] -= 1
-                    continue
-            nh += 1
-        w.holes[p] = <int32_t>nh
-    w.stamp = st
+        w.lack[k] = w.mcap[k] - w.cnt[k]
     # 2. free the excess over member quotas: first in rows where the member can move to
     #    a hole at an index where it lacks slots, then in rows with the fewest holes
     for m in range(M):
@@ -516,17 +537,17 @@ cdef void arrange_c(Work* w) noexcept nogil:
             if left == 0:
                 break
             m = w.cur[p * W + r]
-            if not w.keep[p * W + r] or w.excess[m] == 0 or w.nlack[m] == 0:
+            if not kept(w, p, r) or w.excess[m] == 0 or w.nlack[m] == 0:
                 continue                  # (excess at r: the member does not lack at r)
             for k in range(R_fill):
-                if k != r and not w.keep[p * W + k] and w.lack[k * M + m] > 0:
+                if k != r and not kept(w, p, k) and w.lack[k * M + m] > 0:
                     w.lack[k * M + m] -= 1
                     if w.lack[k * M + m] == 0:
                         w.nlack[m] -= 1
                     w.excess[m] -= 1
                     left -= 1
-                    w.keep[p * W + r] = 0
-                    w.holes[p] += 1
+                    w.freed[r * M + m] += 1
+                    unkeep(w, p, r, m)
                     break
         if left == 0:
             continue
@@ -538,16 +559,16 @@ cdef void arrange_c(Work* w) noexcept nogil:
             bcnt[k] = 0
         nc = 0
         for p in range(P):
-            if w.keep[p * W + r] and w.excess[w.cur[p * W + r]] > 0 and w.holes[p] < R_fill:
+            if kept(w, p, r) and w.excess[w.cur[p * W + r]] > 0 and row_holes(w, p) < R_fill:
                 w.queue[nc] = <int32_t>p
                 nc += 1
-                bcnt[w.holes[p] + 1] += 1
+                bcnt[row_holes(w, p) + 1] += 1
         for k in range(R_fill):
             bcnt[k + 1] += bcnt[k]
         for i in range(nc):
             p = w.queue[i]
-            w.bg_rows[bcnt[w.holes[p]]] = <int32_t>p
-            bcnt[w.holes[p]] += 1
+            w.bg_rows[bcnt[row_holes(w, p)]] = <int32_t>p
+            bcnt[row_holes(w, p)] += 1
         for i in range(nc):
             if left == 0:
                 break
@@ -556,28 +577,128 @@ cdef void arrange_c(Work* w) noexcept nogil:
             if w.excess[m] > 0:
                 w.excess[m] -= 1
                 left -= 1
-                w.keep[p * W + r] = 0
-                w.holes[p] += 1
-    # 3. kept slots and capacities (only indices < R_fill can be kept)
-    for p in range(P):
-        for r in range(W):
-            k = p * W + r
-            if w.use_curmask and w.cur[k] >= 0:
-                w.curmask[p] |= (<uint64_t>1) << w.cur[k]
-            if w.keep[k]:
-                m = w.cur[k]
-                w.tgt[k] = m
-                w.mcap[r * M + m] -= 1
-                if w.use_rowmask:
-                    w.rowmask[p] |= (<uint64_t>1) << gid[m]
-            else:
-                w.tgt[k] = -1
+                w.freed[r * M + m] += 1
+                unkeep(w, p, r, m)
+    # 3. capacities (the target holds the kept slots since scan_rows)
+    for k in range(R_fill * M):
+        w.mcap[k] -= w.cnt[k] - w.freed[k]
     for r in range(R_fill):
         for g in range(G):
             left = 0
             for k in range(w.gstart[g], w.gstart[g + 1]):
                 left += w.mcap[r * M + w.gmem[k]]
             w.gcap[r * G + g] = <int32_t>left
+    # where each chunk's holes at each index go in hlist: index by index, chunk by chunk
+    left = 0
+    for r in range(R_fill):
+        w.hstart[r] = left
+        for t in range(w.T):
+            k = w.hc[t * R_fill + r]
+            w.hc[t * R_fill + r] = left
+            left += k
+    w.hstart[R_fill] = left
+    return left
+
+
+cdef void scan_rows(Work* w, intp_t t, int64_t* seen, int32_t* cnt) noexcept nogil:
+    """Step 1 for the rows of chunk t: mark the keepable slots (data member whose group
+    is not already at a lower index of the row) in keep, count them per (index, member)
+    into cnt and the other indices < R_fill per index into hc[t]; the target row starts
+    as its kept slots (others -1), rowmask as their groups. ``seen`` (G,): the chunk's
+    own, all below its rows."""
+    cdef intp_t W = w.W, R_fill = w.R_fill, M = w.M, p, r
+    cdef intp_t lo = chunk_lo(t, w.T, w.P), hi = chunk_lo(t + 1, w.T, w.P)
+    cdef int32_t m, g
+    cdef const int32_t* crow
+    cdef int32_t* trow
+    cdef uint64_t rm
+    cdef int64_t* hc = w.hc + t * R_fill
+    cdef const int32_t* gid = w.gid
+    cdef bint use_rowmask = w.use_rowmask
+    cdef uint8_t kb
+    for p in range(lo, hi):
+        rm = 0
+        kb = 0
+        crow = w.cur + p * W
+        trow = w.tgt + p * W
+        for r in range(R_fill):
+            m = crow[r]
+            trow[r] = -1
+            if m >= 0:
+                g = gid[m]
+                # seen: in rm (G <= 64: the row's kept groups) or seen[g] == p
+                if g >= 0 and (((rm >> g) & 1) == 0 if use_rowmask else seen[g] != p):
+                    if use_rowmask:
+                        rm |= (<uint64_t>1) << g
+                    else:
+                        seen[g] = p
+                    kb |= <uint8_t>(1 << r)
+                    trow[r] = m
+                    cnt[r * M + m] += 1
+                    continue
+            hc[r] += 1
+        for r in range(R_fill, W):
+            trow[r] = -1
+        w.keep[p] = kb
+        if use_rowmask:
+            w.rowmask[p] = rm
+
+
+cdef inline void unkeep(Work* w, intp_t p, intp_t r, int32_t m) noexcept nogil:
+    """Step 2 frees kept slot (p, r) of member m (freed is counted by the caller): the
+    slot is not kept, the target slot empties, m's group leaves the target row's mask,
+    and the hole is counted for its chunk (the row's holes: row_holes)."""
+    w.keep[p] &= ~(1 << r)
+    w.tgt[p * w.W + r] = -1
+    if w.use_rowmask:          # a group is at most once among a row's kept slots
+        w.rowmask[p] &= ~((<uint64_t>1) << w.gid[m])
+    # chunk_lo(t) <= p < chunk_lo(t + 1) for t = ((p + 1) * T - 1) // P
+    w.hc[((<int64_t>(p + 1) * w.T - 1) // w.P) * w.R_fill + r] += 1
+
+
+cdef void hole_rows(Work* w, intp_t t) noexcept nogil:
+    """The holes of chunk t's rows into hlist, at the offsets hc[t] (ascending rows)."""
+    cdef intp_t W = w.W, R_fill = w.R_fill, p, r
+    cdef intp_t lo = chunk_lo(t, w.T, w.P), hi = chunk_lo(t + 1, w.T, w.P)
+    cdef int64_t* off = w.hc + t * R_fill
+    for p in range(lo, hi):
+        for r in range(R_fill):
+            if not kept(w, p, r):
+                w.hlist[off[r]] = <int32_t>p
+                off[r] += 1
+
+
+cdef void fill_c(Work* w) noexcept nogil:
+    """Step 4 (after arrange_c and hlist allocated with its returned size)."""
+    cdef intp_t P = w.P, W = w.W, M = w.M, G = w.G, R_fill = w.R_fill
+    cdef intp_t p, r, g, t, q
+    cdef int32_t m, best, cand
+    cdef int64_t best_cap, maxcap, idx, iend
+    cdef intp_t i
+    cdef uint32_t s
+    cdef int mv, best_mv
+    cdef uint32_t h, best_h
+    cdef const int32_t* crow
+    cdef int32_t* trow
+    cdef int32_t* mcap
+    cdef int32_t* gcap
+    cdef int64_t* gmark = w.gmark
+    cdef int64_t* cmark = w.cmark
+    cdef int32_t* cpos = w.cpos
+    cdef const int32_t* gid = w.gid
+    cdef const int32_t* gstart = w.gstart
+    cdef const int32_t* gmem = w.gmem
+    cdef int64_t st
+    cdef intp_t sM
+    cdef int32_t gc
+    cdef intp_t lo, hi, gg, j
+    cdef bint wrapped
+    cdef uint64_t cands, hb
+    if w.T == 1:
+        hole_rows(w, 0)
+    else:
+        for t in prange(w.T, num_threads=w.T, schedule="static", chunksize=1):
+            hole_rows(w, t)
     # 4. fill holes index by index
     for r in range(R_fill):
         mcap = w.mcap + r * M
@@ -590,10 +711,22 @@ cdef void arrange_c(Work* w) noexcept nogil:
                 if gcap[g] > w.maxcap:
                     w.maxcap = gcap[g]
         build_maxmask(w, gcap)
-        for p in range(P):
+        w.holes_exact = True
+        iend = w.hstart[r + 1]
+        for idx in range(w.hstart[r], iend):
+            p = w.hlist[idx]
+            if idx + PREFETCH_AHEAD < iend:
+                # the rows ahead: the loads below would otherwise wait for memory
+                q = w.hlist[idx + PREFETCH_AHEAD]
+                prefetch(w.cur + q * W)
+                prefetch(w.cur + q * W + W - 1)
+                prefetch(w.tgt + q * W)
+                prefetch(w.tgt + q * W + W - 1)
+                if w.use_rowmask:
+                    prefetch(w.rowmask + q)
             trow = w.tgt + p * W
             if trow[r] != -1:
-                continue
+                continue                  # (cannot happen: only p's own slot fills p)
             crow = w.cur + p * W
             s = mix(p, r, 0)
             g = start_of(s, G)
@@ -611,10 +744,7 @@ cdef void arrange_c(Work* w) noexcept nogil:
                         break
                     cand = gmem[gstart[gg]]
                     if mcap[cand] > 0:
-                        if w.use_curmask and not ((w.curmask[p] >> cand) & 1):
-                            j = -1
-                        else:
-                            j = pos_in(crow, W, cand)
+                        j = pos_in(crow, W, cand)
                         if j < 0 or j == r:
                             best = cand
                             break
@@ -739,82 +869,149 @@ cdef void arrange_c(Work* w) noexcept nogil:
                 w.caphist[gcap[g]] = 0
 
 
-def arrange(const int32_t[:, ::1] cur, const int32_t[::1] gid, intp_t G, intp_t R_fill,
-            const int32_t[:, ::1] mq, const int32_t[::1] gstart, const int32_t[::1] gmem):
-    """Return ``(target ndarray[int32] (P, W), cycle_fallback bool)`` for prepared input
-    (see arrangement.py); ``cycle_fallback`` says a cycle may exist (caller reverts it)."""
-    cdef intp_t P = cur.shape[0], W = cur.shape[1], M = gid.shape[0]
-    out = np.empty((P, W), dtype=np.int32)
-    keep = np.zeros(P * W + 1, dtype=np.uint8)
-    holes = np.zeros(P + 1, dtype=np.int32)
-    mcap = np.ascontiguousarray(mq, dtype=np.int32).copy().reshape(-1)
-    mcap = np.concatenate([mcap, np.zeros(1, dtype=np.int32)])
-    gcap = np.zeros(R_fill * G + 1, dtype=np.int32)
-    excess = np.zeros(M + 1, dtype=np.int32)
-    lack = np.zeros(R_fill * M + 1, dtype=np.int32)
-    nlack = np.zeros(M + 1, dtype=np.int32)
-    bg_start = np.zeros(G + 2, dtype=np.int32)
-    bg_fill = np.zeros(G + 1, dtype=np.int32)
-    bg_rows = np.zeros(P + 1, dtype=np.int32)
-    parent = np.zeros(P + 1, dtype=np.int32)
-    queue = np.zeros(P + 1, dtype=np.int32)
-    rmark = np.zeros(P + 1, dtype=np.int64)
-    caphist = np.zeros(P + 2, dtype=np.int32)
-    maxmask = np.zeros((G + 63) // 64 + 1, dtype=np.uint64)
-    rowmask = np.zeros(P + 1 if G <= 64 else 1, dtype=np.uint64)
-    curmask = np.zeros(P + 1 if M <= 64 else 1, dtype=np.uint64)
-    gvis = np.zeros(G + 1, dtype=np.int64)
-    gmark = np.zeros(G + 1, dtype=np.int64)
-    cmark = np.zeros(M + 1, dtype=np.int64)
-    cpos = np.zeros(M + 1, dtype=np.int32)
-    cdef int32_t[:, ::1] o = out
-    cdef uint8_t[::1] keep_v = keep
-    cdef int32_t[::1] holes_v = holes, mcap_v = mcap, gcap_v = gcap, excess_v = excess
-    cdef int32_t[::1] lack_v = lack, nlack_v = nlack
-    cdef int32_t[::1] bg_start_v = bg_start, bg_fill_v = bg_fill, bg_rows_v = bg_rows
-    cdef int32_t[::1] parent_v = parent, queue_v = queue, caphist_v = caphist
-    cdef int64_t[::1] rmark_v = rmark, gvis_v = gvis
-    cdef int64_t[::1] gmark_v = gmark, cmark_v = cmark
-    cdef int32_t[::1] cpos_v = cpos
-    cdef uint64_t[::1] maxmask_v = maxmask
-    cdef uint64_t[::1] rowmask_v = rowmask, curmask_v = curmask
+@cython.auto_pickle(False)   # pointers into its own arrays: not picklable
+cdef class Arranger:
+    """The arranger's working state for one prepared input (see arrangement.py).
+
+    ``Arranger(cur, gid, G, R_fill, gstart, gmem, chunks)`` scans the rows once (step 1:
+    keepable slots, holes, the kept target slots) and exposes ``counts``, the keepable
+    slots per index and member (ndarray[int32] (R_fill, M)), from which the caller derives
+    the member quotas; :meth:`finish` runs steps 2-4 once. The per-row passes run on
+    ``chunks`` (>= 1) contiguous chunks of rows, in parallel when compiled with OpenMP;
+    the result does not depend on ``chunks``."""
+
     cdef Work w
-    if P == 0:
-        return out, False
-    w.P = P; w.W = W; w.M = M; w.G = G; w.R_fill = R_fill
-    w.cur = &cur[0, 0]
-    w.tgt = &o[0, 0]
-    w.keep = &keep_v[0]
-    w.holes = &holes_v[0]
-    w.gid = &gid[0]
-    w.gstart = &gstart[0]
-    w.gmem = &gmem[0]
-    w.mcap = &mcap_v[0]
-    w.gcap = &gcap_v[0]
-    w.excess = &excess_v[0]
-    w.lack = &lack_v[0]
-    w.nlack = &nlack_v[0]
-    w.bg_start = &bg_start_v[0]
-    w.bg_fill = &bg_fill_v[0]
-    w.bg_rows = &bg_rows_v[0]
-    w.parent = &parent_v[0]
-    w.queue = &queue_v[0]
-    w.rmark = &rmark_v[0]
-    w.caphist = &caphist_v[0]
-    w.maxmask = &maxmask_v[0]
-    w.rowmask = &rowmask_v[0]
-    w.use_rowmask = G <= 64
-    w.curmask = &curmask_v[0]
-    w.use_curmask = M <= 64
-    w.gvis = &gvis_v[0]
-    w.gmark = &gmark_v[0]
-    w.cmark = &cmark_v[0]
-    w.cpos = &cpos_v[0]
-    w.stamp = 0
-    w.cycle_fallback = 0
-    with nogil:
-        arrange_c(&w)
-    return out, bool(w.cycle_fallback)
+    cdef bint done
+    cdef readonly object counts
+    cdef object cur, gid, gstart, gmem, out, keep, gcap, excess, lack, freed, nlack
+    cdef object bg_start, bg_fill, bg_rows, parent, queue, rmark, caphist, maxmask, rowmask
+    cdef object gvis, gmark, cmark, cpos, hc, hstart, hlist, mcap
+
+    def __init__(self, const int32_t[:, ::1] cur, const int32_t[::1] gid, intp_t G,
+                 intp_t R_fill, const int32_t[::1] gstart, const int32_t[::1] gmem,
+                 intp_t chunks):
+        cdef intp_t P = cur.shape[0], W = cur.shape[1], M = gid.shape[0], T = chunks
+        cdef intp_t t, k
+        # the inputs stay alive as long as the pointers to them in w
+        self.cur, self.gid, self.gstart, self.gmem = cur, gid, gstart, gmem
+        self.done = False
+        self.out = np.empty((P, W), dtype=np.int32)
+        self.keep = np.empty(P + 1, dtype=np.uint8)
+        self.rowmask = np.zeros(P + 1 if G <= 64 else 1, dtype=np.uint64)
+        self.hc = np.zeros(T * R_fill + 1, dtype=np.int64)
+        cnt_all = np.zeros((T, R_fill * M + 1), dtype=np.int32)
+        seen_all = np.full((T, G + 1), -1, dtype=np.int64)
+        cdef int32_t[:, ::1] cv = cnt_all
+        cdef int64_t[:, ::1] sv = seen_all
+        cdef int32_t[:, ::1] o = self.out
+        cdef uint8_t[::1] keep_v = self.keep
+        cdef uint64_t[::1] rowmask_v = self.rowmask
+        cdef int64_t[::1] hc_v = self.hc
+        self.counts = cnt_all[0, :R_fill * M].reshape(R_fill, M)
+        if P == 0:
+            return
+        w = &self.w
+        w.P = P; w.W = W; w.M = M; w.G = G; w.R_fill = R_fill; w.T = T
+        w.cur = &cur[0, 0]
+        w.gid = &gid[0]
+        w.gstart = &gstart[0]
+        w.gmem = &gmem[0]
+        w.tgt = &o[0, 0]
+        w.keep = &keep_v[0]
+        w.rowmask = &rowmask_v[0]
+        w.use_rowmask = G <= 64
+        w.hc = &hc_v[0]
+        if T == 1:
+            with nogil:
+                scan_rows(w, 0, &sv[0, 0], &cv[0, 0])
+        else:
+            for t in prange(T, nogil=True, num_threads=T, schedule="static", chunksize=1):
+                scan_rows(w, t, &sv[t, 0], &cv[t, 0])
+            with nogil:
+                for t in range(1, T):
+                    for k in range(R_fill * M):
+                        cv[0, k] += cv[t, k]
+
+    def finish(self, const int32_t[:, ::1] mq):
+        """Steps 2-4 with the member quotas ``mq`` (R_fill, M); returns ``(target
+        ndarray[int32] (P, W), cycle_fallback bool)``; ``cycle_fallback`` says a cycle
+        may exist (the caller reverts it). Once only (RuntimeError after)."""
+        cdef Work* w = &self.w
+        cdef int64_t nholes
+        if self.done:
+            raise RuntimeError("Arranger.finish runs once")
+        self.done = True
+        if w.P == 0:
+            out, self.out = self.out, None
+            return out, False
+        cdef intp_t P = w.P, M = w.M, G = w.G, R_fill = w.R_fill
+        self.mcap = np.concatenate([np.asarray(mq, dtype=np.int32).reshape(-1),
+                                    np.zeros(1, dtype=np.int32)])
+        self.gcap = np.zeros(R_fill * G + 1, dtype=np.int32)
+        self.excess = np.zeros(M + 1, dtype=np.int32)
+        self.lack = np.zeros(R_fill * M + 1, dtype=np.int32)
+        self.freed = np.zeros(R_fill * M + 1, dtype=np.int32)
+        self.nlack = np.zeros(M + 1, dtype=np.int32)
+        self.bg_start = np.zeros(G + 2, dtype=np.int32)
+        self.bg_fill = np.zeros(G + 1, dtype=np.int32)
+        self.bg_rows = np.zeros(P + 1, dtype=np.int32)
+        self.parent = np.zeros(P + 1, dtype=np.int32)
+        self.queue = np.zeros(P + 1, dtype=np.int32)
+        self.rmark = np.zeros(P + 1, dtype=np.int64)
+        self.caphist = np.zeros(P + 2, dtype=np.int32)
+        self.maxmask = np.zeros((G + 63) // 64 + 1, dtype=np.uint64)
+        self.gvis = np.zeros(G + 1, dtype=np.int64)
+        self.gmark = np.zeros(G + 1, dtype=np.int64)
+        self.cmark = np.zeros(M + 1, dtype=np.int64)
+        self.cpos = np.zeros(M + 1, dtype=np.int32)
+        self.hstart = np.zeros(R_fill + 2, dtype=np.int64)
+        cdef const int32_t[:, ::1] cnt = self.counts
+        cdef int32_t[::1] mcap_v = self.mcap, gcap_v = self.gcap, excess_v = self.excess
+        cdef int32_t[::1] lack_v = self.lack, nlack_v = self.nlack, freed_v = self.freed
+        cdef int32_t[::1] bg_start_v = self.bg_start, bg_fill_v = self.bg_fill
+        cdef int32_t[::1] bg_rows_v = self.bg_rows, parent_v = self.parent
+        cdef int32_t[::1] queue_v = self.queue, caphist_v = self.caphist
+        cdef int64_t[::1] rmark_v = self.rmark, gvis_v = self.gvis
+        cdef int64_t[::1] gmark_v = self.gmark, cmark_v = self.cmark, hstart_v = self.hstart
+        cdef int32_t[::1] cpos_v = self.cpos, hlist_v
+        cdef uint64_t[::1] maxmask_v = self.maxmask
+        w.cnt = &cnt[0, 0]
+        w.mcap = &mcap_v[0]
+        w.gcap = &gcap_v[0]
+        w.excess = &excess_v[0]
+        w.lack = &lack_v[0]
+        w.freed = &freed_v[0]
+        w.nlack = &nlack_v[0]
+        w.bg_start = &bg_start_v[0]
+        w.bg_fill = &bg_fill_v[0]
+        w.bg_rows = &bg_rows_v[0]
+        w.parent = &parent_v[0]
+        w.queue = &queue_v[0]
+        w.rmark = &rmark_v[0]
+        w.caphist = &caphist_v[0]
+        w.maxmask = &maxmask_v[0]
+        w.gvis = &gvis_v[0]
+        w.gmark = &gmark_v[0]
+        w.cmark = &cmark_v[0]
+        w.cpos = &cpos_v[0]
+        w.hstart = &hstart_v[0]
+        w.stamp = 0
+        w.cycle_fallback = 0
+        with nogil:
+            nholes = arrange_c(w)
+        self.hlist = np.empty(nholes + 1, dtype=np.int32)
+        hlist_v = self.hlist
+        w.hlist = &hlist_v[0]
+        with nogil:
+            fill_c(w)
+        out = self.out
+        # the working arrays are not needed any more
+        self.keep = self.rowmask = self.hc = self.hlist = None
+        self.mcap = self.gcap = self.excess = self.lack = self.freed = self.nlack = None
+        self.bg_start = self.bg_fill = self.bg_rows = self.parent = self.queue = None
+        self.rmark = self.caphist = self.maxmask = self.gvis = self.gmark = None
+        self.cmark = self.cpos = self.hstart = self.out = None
+        return out, bool(w.cycle_fallback)
 
 
 # ---------------------------------------------------------------------------- report

@@ -40,6 +40,7 @@ Algorithm of :func:`arrange` (kernel ``hzfast._arrange``, reference
 """
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -329,9 +330,54 @@ def _quotas(cnt: NDArray[np.int32], prep: _Prepared) -> NDArray[np.int32]:
     return mq
 
 
+# ----------------------------------------------------------------------------- threads
+#: The environment variable read when ``threads`` is not given (an int >= 1).
+THREADS_ENV = "HZFAST_THREADS"
+#: Rows per thread below which the per-row passes are not split: starting a thread costs
+#: more than a pass over that many rows.
+_MIN_ROWS_PER_THREAD = 16_384
+#: The most row chunks (threads) a pass is split into, however many are asked for.
+_MAX_CHUNKS = 64
+#: The process that started OpenMP threads (a forked child must not: docs/design.md §8.8).
+_openmp_pid: int | None = None
+
+
+def _thread_count(threads: object) -> int:
+    """``threads`` checked (an int >= 1); None: ``$HZFAST_THREADS``, else every core."""
+    if threads is not None:
+        return check_int(threads, "threads", minimum=1)
+    env = os.environ.get(THREADS_ENV, "").strip()
+    if not env:
+        return os.cpu_count() or 1
+    try:
+        n = int(env)
+    except ValueError:
+        raise ValueError(f"{THREADS_ENV} must be an integer >= 1, got {env!r}") from None
+    if n < 1:
+        raise ValueError(f"{THREADS_ENV} must be an integer >= 1, got {env!r}")
+    return n
+
+
+def _chunks(threads: int, rows: int) -> int:
+    """Row chunks for the kernels' per-row passes (one thread each): at most ``threads``,
+    at least ``_MIN_ROWS_PER_THREAD`` rows each, 1 without OpenMP or in a child forked
+    from a process whose OpenMP threads it cannot use. The result never depends on it."""
+    global _openmp_pid
+    n = min(threads, _MAX_CHUNKS, rows // _MIN_ROWS_PER_THREAD)
+    if n <= 1 or not _arrange.OPENMP:
+        return 1
+    pid = os.getpid()
+    if _openmp_pid is None:
+        _openmp_pid = pid
+    elif _openmp_pid != pid:
+        return 1
+    return n
+
+
 # ----------------------------------------------------------------------------- arrange
 def arrange(current: TableLike, members: MembersLike, *, grouping: Grouping = "per_member",
-            replica_count: int | None = None) -> NDArray[np.int32]:
+            replica_count: int | None = None, threads: int | None = None
+            ) -> NDArray[np.int32]:
     """A balanced, minimal-move, cycle-free target table for the given members.
 
     Hazelcast's rules: every partition gets ``min(G, replica_count)`` replicas on
@@ -358,6 +404,11 @@ def arrange(current: TableLike, members: MembersLike, *, grouping: Grouping = "p
         Replicas per partition, 1..7. Default ``min(G, 7)`` with ``G`` the number of
         groups (after the split of a single multi-member group). Only ``min(replica_count,
         G)`` indices can be filled; the others stay empty.
+    threads : int, optional
+        Threads for the per-row passes (>= 1; used only where hzfast was built with
+        OpenMP and the table has at least 16,384 rows per thread). Default: the
+        ``HZFAST_THREADS`` environment variable, else every core (``os.cpu_count()``).
+        The result is the same for every thread count (docs/design.md §8.8).
 
     Returns
     -------
@@ -369,11 +420,12 @@ def arrange(current: TableLike, members: MembersLike, *, grouping: Grouping = "p
     ------
     TypeError
         ``current`` not an int32 array/PartitionTable, ``members`` not Members/int, a
-        grouping of the wrong type.
+        grouping of the wrong type, ``threads`` not an int.
     ValueError
         Malformed ``current`` (shape, contiguity, member index out of range, member twice
         in a row), unknown grouping name, group ids of the wrong length, ``replica_count``
-        outside 1..7, no data members.
+        outside 1..7, no data members, ``threads`` < 1 (or ``HZFAST_THREADS`` not an
+        int >= 1 when ``threads`` is not given).
 
     Examples
     --------
@@ -385,12 +437,13 @@ def arrange(current: TableLike, members: MembersLike, *, grouping: Grouping = "p
     >>> bool((hzfast.arrange(t, 3) == t).all())       # balanced input: nothing moves
     True
     """
+    nthreads = _thread_count(threads)
     prep = _prepare(current, members, grouping, replica_count)
     cur = prep.cur
-    cnt = _arrange.keepable_counts(cur, prep.gid, prep.G, prep.R_fill)
-    mq = _quotas(cnt, prep)
-    out, maybe_cycles = _arrange.arrange(cur, prep.gid, prep.G, prep.R_fill, mq, prep.gstart,
-                                         prep.gmem)
+    chunks = _chunks(nthreads, cur.shape[0])
+    arranger = _arrange.Arranger(cur, prep.gid, prep.G, prep.R_fill, prep.gstart, prep.gmem,
+                                 chunks)
+    out, maybe_cycles = arranger.finish(_quotas(arranger.counts, prep))
     if maybe_cycles:  # only when a row could be completed by a cycle-closing move alone
         out = fix_cycles(cur, out)
     return out

@@ -126,10 +126,12 @@ def test_kernel_equals_reference_random():
             prep = A._prepare(cur, members, grouping, None)
         except ValueError:
             continue                                    # no data members
-        cnt = _arrange.keepable_counts(prep.cur, prep.gid, prep.G, prep.R_fill)
-        mq = A._quotas(cnt, prep)
-        got, maybe_cycles = _arrange.arrange(prep.cur, prep.gid, prep.G, prep.R_fill, mq,
-                                             prep.gstart, prep.gmem)
+        arranger = _arrange.Arranger(prep.cur, prep.gid, prep.G, prep.R_fill, prep.gstart,
+                                     prep.gmem, 1)
+        assert arranger.counts.tolist() == ref.keepable_counts(prep.cur.tolist(),
+                                                               prep.gid.tolist(), prep.R_fill)
+        mq = A._quotas(arranger.counts, prep)
+        got, maybe_cycles = arranger.finish(mq)
         assert maybe_cycles or not find_cycles(prep.cur, got).any()
         groups = [prep.gmem[prep.gstart[g]:prep.gstart[g + 1]].tolist() for g in range(prep.G)]
         want = ref.arrange_core(prep.cur.tolist(), prep.gid.tolist(), prep.G, prep.R_fill,
