@@ -210,6 +210,7 @@ cdef struct Work:
     int64_t maxcap          # max(0, max_g gcap[g]) at the current index
     uint64_t* maxmask       # ((G + 63) // 64,) bit g set iff gcap[g] == maxcap > 0
     uint64_t* rowmask       # (P,) when G <= 64: bit g set iff group g is in target row p
+    uint64_t posmask        # when G <= 64: bit g set iff gcap[g] > 0 at the current index
     bint use_rowmask        # G <= 64
     const int32_t* cnt      # (R_fill, M) keepable slots per index and member (keep_scan)
     int32_t* freed          # (R_fill, M) kept slots freed in step 2
@@ -275,6 +276,7 @@ cdef inline int32_t fast_member(const int32_t* crow, const int32_t* trow, intp_t
 
 cdef extern from *:
     int ctz64 "__builtin_ctzll"(unsigned long long x) noexcept nogil
+    int ctz32 "__builtin_ctz"(unsigned x) noexcept nogil
 
 
 cdef void build_maxmask(Work* w, const int32_t* gcap) noexcept nogil:
@@ -313,6 +315,8 @@ cdef inline void dec_gcap(Work* w, int32_t* gcap, intp_t g) noexcept nogil:
     cdef int32_t c = gcap[g]
     cdef int64_t old = w.maxcap
     gcap[g] = c - 1
+    if c == 1 and w.use_rowmask:
+        w.posmask &= ~((<uint64_t>1) << g)
     if c > 0:
         w.caphist[c] -= 1
         if c > 1:
@@ -658,14 +662,21 @@ cdef inline void unkeep(Work* w, intp_t p, intp_t r, int32_t m) noexcept nogil:
 
 cdef void hole_rows(Work* w, intp_t t) noexcept nogil:
     """The holes of chunk t's rows into hlist, at the offsets hc[t] (ascending rows)."""
-    cdef intp_t W = w.W, R_fill = w.R_fill, p, r
+    cdef intp_t R_fill = w.R_fill, p, r
     cdef intp_t lo = chunk_lo(t, w.T, w.P), hi = chunk_lo(t + 1, w.T, w.P)
-    cdef int64_t* off = w.hc + t * R_fill
+    cdef int64_t off[8]
+    cdef int32_t* hlist = w.hlist
+    cdef const uint8_t* keep = w.keep
+    cdef unsigned full = ((<unsigned>1) << R_fill) - 1, hb
+    for r in range(R_fill):
+        off[r] = w.hc[t * R_fill + r]
     for p in range(lo, hi):
-        for r in range(R_fill):
-            if not kept(w, p, r):
-                w.hlist[off[r]] = <int32_t>p
-                off[r] += 1
+        hb = ~(<unsigned>keep[p]) & full
+        while hb:
+            r = ctz32(hb)
+            hlist[off[r]] = <int32_t>p
+            off[r] += 1
+            hb &= hb - 1
 
 
 cdef void fill_c(Work* w) noexcept nogil:
@@ -692,8 +703,8 @@ cdef void fill_c(Work* w) noexcept nogil:
     cdef intp_t sM
     cdef int32_t gc
     cdef intp_t lo, hi, gg, j
-    cdef bint wrapped
-    cdef uint64_t cands, hb
+    cdef bint wrapped, marked
+    cdef uint64_t cands, hb, avail
     if w.T == 1:
         hole_rows(w, 0)
     else:
@@ -705,11 +716,14 @@ cdef void fill_c(Work* w) noexcept nogil:
         gcap = w.gcap + r * G
         # histogram of positive group capacities, for the running maximum
         w.maxcap = 0
+        w.posmask = 0
         for g in range(G):
             if gcap[g] > 0:
                 w.caphist[gcap[g]] += 1
                 if gcap[g] > w.maxcap:
                     w.maxcap = gcap[g]
+                if w.use_rowmask:
+                    w.posmask |= (<uint64_t>1) << g
         build_maxmask(w, gcap)
         w.holes_exact = True
         iend = w.hstart[r + 1]
@@ -755,80 +769,123 @@ cdef void fill_c(Work* w) noexcept nogil:
                     w.rowmask[p] |= (<uint64_t>1) << gg
                     dec_gcap(w, gcap, gg)
                     continue
-            # mark_row, inlined: the target row's groups, the current row's members
-            st = w.stamp + 1
-            w.stamp = st
-            for i in range(W):
-                m = trow[i]
-                if m >= 0:
-                    gmark[gid[m]] = st
-                m = crow[i]
-                if m >= 0:
-                    cmark[m] = st
-                    cpos[m] = <int32_t>i
             best = -1
             best_mv = 0; best_cap = 0
             maxcap = w.maxcap          # max(0, max_g gcap[g]), kept by dec_gcap
             sM = start_of(s, M)
-            # Fast path: the loop below ends at the first group in tie-break order whose
-            # capacity is maxcap and whose best member does not move. Find it directly
-            # among the groups at maxcap (bit mask); if there is none, run the loop.
-            if maxcap > 0:
-                lo = g; hi = G; wrapped = False
-                while True:
-                    gg = next_set(w.maxmask, lo, hi)
-                    if gg < 0:
-                        if wrapped or g == 0:
-                            break
-                        wrapped = True; lo = 0; hi = g
-                        continue
-                    lo = gg + 1
-                    if gmark[gg] == st:
-                        continue
-                    if gstart[gg + 1] - gstart[gg] == 1 and cmark[gmem[gstart[gg]]] != st:
+            if w.use_rowmask:
+                # G <= 64: the loop below (else branch) over the groups with capacity
+                # that are not in the target row only (bit masks), in the same order,
+                # with the same key and the same first-best rule; the current row's
+                # members are marked only if a group of several members needs them.
+                marked = False
+                avail = w.posmask & ~w.rowmask[p]
+                while avail:
+                    hb = avail & ((~(<uint64_t>0)) << g)
+                    gg = ctz64(hb) if hb else ctz64(avail)
+                    avail &= ~((<uint64_t>1) << gg)
+                    gc = gcap[gg]
+                    if best >= 0 and (gc < best_cap or (gc == best_cap and best_mv == 0)):
+                        continue                  # cannot beat the best key
+                    if gstart[gg + 1] - gstart[gg] == 1:
                         cand = gmem[gstart[gg]]
+                        if mcap[cand] <= 0:
+                            continue
+                        mv = 0
+                        j = pos_in(crow, W, cand)
+                        if j >= 0 and j != r:
+                            if closes_cycle(crow, trow, <int>W, <int>r, cand):
+                                continue
+                            mv = 1
+                    else:
+                        if not marked:
+                            marked = True
+                            st = w.stamp + 1
+                            w.stamp = st
+                            for i in range(W):
+                                m = crow[i]
+                                if m >= 0:
+                                    cmark[m] = st
+                                    cpos[m] = <int32_t>i
+                        cand = fast_member(crow, trow, W, gstart, gmem, cmark, cpos, st, mcap,
+                                           <int32_t>gg, r, &mv, sM, M)
+                        if cand < 0:
+                            continue
+                    if best < 0 or gc > best_cap or mv < best_mv:
+                        best = cand; best_mv = mv; best_cap = gc
+                        if mv == 0 and best_cap == maxcap:
+                            break                 # nothing later can beat it
+            else:
+                # mark_row, inlined: the target row's groups, the current row's members
+                st = w.stamp + 1
+                w.stamp = st
+                for i in range(W):
+                    m = trow[i]
+                    if m >= 0:
+                        gmark[gid[m]] = st
+                    m = crow[i]
+                    if m >= 0:
+                        cmark[m] = st
+                        cpos[m] = <int32_t>i
+                # Fast path: the loop below ends at the first group in tie-break order whose
+                # capacity is maxcap and whose best member does not move. Find it directly
+                # among the groups at maxcap (bit mask); if there is none, run the loop.
+                if maxcap > 0:
+                    lo = g; hi = G; wrapped = False
+                    while True:
+                        gg = next_set(w.maxmask, lo, hi)
+                        if gg < 0:
+                            if wrapped or g == 0:
+                                break
+                            wrapped = True; lo = 0; hi = g
+                            continue
+                        lo = gg + 1
+                        if gmark[gg] == st:
+                            continue
+                        if gstart[gg + 1] - gstart[gg] == 1 and cmark[gmem[gstart[gg]]] != st:
+                            cand = gmem[gstart[gg]]
+                            if mcap[cand] <= 0:
+                                continue
+                            mv = 0
+                        else:
+                            cand = fast_member(crow, trow, W, gstart, gmem, cmark, cpos, st, mcap,
+                                               <int32_t>gg, r, &mv, sM, M)
+                        if cand >= 0 and mv == 0:
+                            best = cand
+                            break
+                    if best >= 0:
+                        trow[r] = best
+                        mcap[best] -= 1
+                        if w.use_rowmask:
+                            w.rowmask[p] |= (<uint64_t>1) << gid[best]
+                        dec_gcap(w, gcap, gid[best])
+                        continue
+                # groups in tie-break order; key (-gcap, move); first best wins ties
+                for i in range(G):
+                    if i:
+                        g += 1
+                        if g == G:
+                            g = 0
+                    gc = gcap[g]
+                    if gc <= 0 or gmark[g] == st:
+                        continue
+                    if best >= 0 and (gc < best_cap or (gc == best_cap and best_mv == 0)):
+                        continue                      # cannot beat the best key
+                    if gstart[g + 1] - gstart[g] == 1 and cmark[gmem[gstart[g]]] != st:
+                        # one member, not in the current row: no move, no cycle
+                        cand = gmem[gstart[g]]
                         if mcap[cand] <= 0:
                             continue
                         mv = 0
                     else:
                         cand = fast_member(crow, trow, W, gstart, gmem, cmark, cpos, st, mcap,
-                                           <int32_t>gg, r, &mv, sM, M)
-                    if cand >= 0 and mv == 0:
-                        best = cand
-                        break
-                if best >= 0:
-                    trow[r] = best
-                    mcap[best] -= 1
-                    if w.use_rowmask:
-                        w.rowmask[p] |= (<uint64_t>1) << gid[best]
-                    dec_gcap(w, gcap, gid[best])
-                    continue
-            # groups in tie-break order; key (-gcap, move); first best wins ties
-            for i in range(G):
-                if i:
-                    g += 1
-                    if g == G:
-                        g = 0
-                gc = gcap[g]
-                if gc <= 0 or gmark[g] == st:
-                    continue
-                if best >= 0 and (gc < best_cap or (gc == best_cap and best_mv == 0)):
-                    continue                      # cannot beat the best key
-                if gstart[g + 1] - gstart[g] == 1 and cmark[gmem[gstart[g]]] != st:
-                    # one member, not in the current row: no move, no cycle
-                    cand = gmem[gstart[g]]
-                    if mcap[cand] <= 0:
-                        continue
-                    mv = 0
-                else:
-                    cand = fast_member(crow, trow, W, gstart, gmem, cmark, cpos, st, mcap,
-                                       <int32_t>g, r, &mv, sM, M)
-                    if cand < 0:
-                        continue
-                if best < 0 or gc > best_cap or mv < best_mv:
-                    best = cand; best_mv = mv; best_cap = gc
-                    if mv == 0 and best_cap == maxcap:
-                        break                     # nothing later can beat it
+                                           <int32_t>g, r, &mv, sM, M)
+                        if cand < 0:
+                            continue
+                    if best < 0 or gc > best_cap or mv < best_mv:
+                        best = cand; best_mv = mv; best_cap = gc
+                        if mv == 0 and best_cap == maxcap:
+                            break                     # nothing later can beat it
             if best < 0:
                 if augment(w, p, r, False) or augment(w, p, r, True):
                     continue
