@@ -14,7 +14,9 @@ Command groups, one module each, in the order of ``hzfast --help`` (:data:`COMMA
 - :mod:`hzfast.cli.plan`: ``plan``, ``apply``, ``verify``, ``schedule`` (the workflow);
 - :mod:`hzfast.cli.inspect`: ``diff``, ``report``, ``arrange``;
 - :mod:`hzfast.cli.restart`: ``restart-decision``, ``restore`` (persisted tables);
-- :mod:`hzfast.cli.ignite`: ``ignite assign``, ``ignite rebalance``.
+- :mod:`hzfast.cli.ignite`: ``ignite assign``, ``ignite rebalance``;
+- :mod:`hzfast.cli.simulate`: ``simulate`` (the protocol simulator);
+- :mod:`hzfast.cli.node`: ``node``, ``cluster up|status|down``, ``chaos`` (real members).
 
 **Adding a command group** (e.g. ``hzfast simulate``): write ``hzfast/cli/simulate.py``
 with ``register(subparsers)`` adding its parsers, each with ``set_defaults(func=cmd_x)``
@@ -39,7 +41,7 @@ __all__ = ["COMMAND_GROUPS", "build_parser", "main"]
 
 #: The modules of ``hzfast.cli`` that add sub-commands, in ``--help`` order.
 COMMAND_GROUPS: tuple[str, ...] = ("demo", "table", "plan", "inspect", "restart", "ignite",
-                                   "simulate")
+                                   "simulate", "node")
 
 
 def _leaves(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:

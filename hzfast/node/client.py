@@ -119,7 +119,7 @@ class Client:
         self.table_version = -1
         self.stats: dict[str, int] = {"requests": 0, "retries": 0, "locates": 0}
 
-    async def __aenter__(self) -> Client:
+    async def __aenter__(self) -> Client:  # noqa: PYI034 - Python 3.10 has no typing.Self
         await self.locate()
         return self
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import logging
 import os
 import time
@@ -462,10 +463,8 @@ class Member:
             self.stats["connections_rejected"] += 1
             log.warning("member %d closes a connection%s: %s", self.me,
                         f" from member {sender}" if sender >= 0 else "", exc)
-            try:
+            with contextlib.suppress(OSError, RuntimeError):     # the peer may be gone
                 writer.write(wire.frame("error", -1, "bad_frame", str(exc), None))
-            except Exception:   # noqa: BLE001 - the peer may be gone already
-                pass
         except (ConnectionError, OSError, asyncio.IncompleteReadError):
             pass
         except asyncio.CancelledError:      # the member stops: end the handler quietly
@@ -556,6 +555,7 @@ class Member:
 
     async def _answer(self, f: tuple[Any, ...], writer: asyncio.StreamWriter) -> None:
         tag, req = f[0], f[1]
+        out: Any
         try:
             if tag == "put":
                 out = await self._put(f[2], f[3])

@@ -62,7 +62,7 @@ def unpack(body: bytes) -> list[Any]:
     """
     try:
         obj = msgpack.unpackb(body, raw=False, strict_map_key=True, use_list=True)
-    except Exception as exc:     # msgpack raises several unrelated types on garbage
+    except (ValueError, TypeError, RecursionError, msgpack.UnpackException) as exc:
         raise WireError(f"frame: not msgpack ({type(exc).__name__})") from None
     if not isinstance(obj, list) or not obj or not isinstance(obj[0], str):
         raise WireError("frame: not an array led by a tag")
@@ -255,7 +255,8 @@ def _dec_mig(v: Any, what: str) -> MigrationInfo:
         raise WireError(f"{what}: expected a migration of {_MIG_INTS + 2} fields")
     n = [_int(v[i], f"{what}[{i}]", -(2**31), 2**31 - 1) for i in range(_MIG_INTS)]
     status = _int(v[_MIG_INTS], f"{what}.status", 0, 2)
-    return MigrationInfo((n[0], n[1]), *n[2:], status=MigrationStatus(status),
+    return MigrationInfo((n[0], n[1]), n[2], n[3], n[4], n[5], n[6], n[7], n[8], n[9], n[10],
+                         n[11], status=MigrationStatus(status),
                          promotion=_bool(v[_MIG_INTS + 1], f"{what}.promotion"))
 
 

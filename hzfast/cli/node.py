@@ -1,0 +1,330 @@
+"""``hzfast node``, ``hzfast cluster up|status|down`` and ``hzfast chaos``: real members.
+
+- ``node`` runs one member (:mod:`hzfast.node`) in this process until SIGTERM/Ctrl-C;
+  it prints one JSON ready line (its member id, address and PID) on stdout.
+- ``cluster up -n 4`` starts member processes on 127.0.0.1 and shows the live status
+  until Ctrl-C, then stops them by PID; ``--detach`` leaves them running and writes their
+  PIDs and ports to a state file, which ``cluster status`` and ``cluster down`` read.
+- ``cluster status`` shows members, table stamps, states and migrations in flight (a live
+  view on a terminal; ``--once`` or ``--json`` print one snapshot).
+- ``chaos`` runs :func:`hzfast.node.chaos.run_chaos`: writes, joins and kill -9 of member
+  processes mid-migration, then reads every acknowledged entry back.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import sys
+import time
+from typing import TYPE_CHECKING, Any
+
+from hzfast.cli._errors import UserError
+from hzfast.cli._output import add_json_flag, emit, human_bytes, human_count, kv_table
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
+
+__all__ = ["cmd_chaos", "cmd_cluster_down", "cmd_cluster_status", "cmd_cluster_up",
+           "cmd_node", "register"]
+
+STATE_FILE = ".hzfast-cluster.json"
+
+
+def _count(low: int) -> Any:
+    def parse(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if v < low:
+            raise argparse.ArgumentTypeError(f"{v} is below {low}")
+        return v
+    return parse
+
+
+def _address(text: str) -> tuple[str, int]:
+    host, sep, port = text.rpartition(":")
+    if not sep or not host:
+        raise argparse.ArgumentTypeError(f"{text!r} is not HOST:PORT")
+    try:
+        p = int(port)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: the port is not an integer") from None
+    if not 1 <= p <= 65535:
+        raise argparse.ArgumentTypeError(f"{text!r}: the port is not in 1..65535")
+    return host, p
+
+
+def _cluster_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-p", "--partitions", type=_count(1), default=271, help="partitions")
+    p.add_argument("-b", "--backups", type=_count(0), default=1,
+                   help="synchronous backups per partition")
+    p.add_argument("--max-parallel-migrations", type=_count(1), default=10,
+                   help="migrations a member takes part in at once")
+    p.add_argument("--design", choices=("safe", "legacy"), default="safe",
+                   help="safe (Hazelcast 3.7+) or legacy (pre-3.7, loses data)")
+    p.add_argument("--heartbeat-ms", type=_count(1), default=100, help="heartbeat period")
+    p.add_argument("--suspect-ms", type=_count(2), default=1500,
+                   help="silence after which a member is removed")
+    p.add_argument("--timeout-ms", type=_count(1), default=5000,
+                   help="the protocol's request and commit timeout")
+    p.add_argument("--log-level", choices=("DEBUG", "INFO", "WARNING", "ERROR"),
+                   default="WARNING", help="member log level (stderr)")
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``node``, ``cluster`` and ``chaos`` to the ``hzfast`` parser."""
+    p = subparsers.add_parser("node", help="run one cluster member in this process")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    p.add_argument("--port", type=_count(0), default=5701, help="port (0: any free port)")
+    p.add_argument("--join", type=_address, default=None, metavar="HOST:PORT",
+                   help="a member of the cluster to join (default: start a new cluster)")
+    _cluster_flags(p)
+    p.set_defaults(func=cmd_node)
+
+    c = subparsers.add_parser("cluster", help="a local cluster of member processes")
+    csub = c.add_subparsers(dest="cluster_command", required=True, metavar="ACTION")
+    up = add_json_flag(csub.add_parser("up", help="start members on 127.0.0.1"))
+    up.add_argument("-n", "--members", type=_count(1), default=3, help="members to start")
+    up.add_argument("--base-port", type=_count(0), default=5701,
+                    help="port of the first member, the others follow (0: any free ports)")
+    up.add_argument("--detach", action="store_true",
+                    help="leave the members running and write --state-file")
+    up.add_argument("--state-file", default=STATE_FILE, help="where --detach writes PIDs")
+    _cluster_flags(up)
+    up.set_defaults(func=cmd_cluster_up)
+    st = add_json_flag(csub.add_parser("status", help="members, stamps, migrations in flight"))
+    st.add_argument("--address", type=_address, action="append", default=None,
+                    metavar="HOST:PORT", help="a member to ask (default: the state file's)")
+    st.add_argument("--state-file", default=STATE_FILE, help="written by cluster up --detach")
+    st.add_argument("--once", action="store_true", help="print one snapshot, not a live view")
+    st.add_argument("--seconds", type=float, default=600.0, help="how long the live view runs")
+    st.set_defaults(func=cmd_cluster_status)
+    down = csub.add_parser("down", help="stop the members of a detached cluster by PID")
+    down.add_argument("--state-file", default=STATE_FILE, help="written by cluster up --detach")
+    down.set_defaults(func=cmd_cluster_down)
+
+    ch = add_json_flag(subparsers.add_parser(
+        "chaos", help="kill -9 members of a real local cluster mid-migration; count losses"))
+    ch.add_argument("--members", type=_count(2), default=4, help="members at start")
+    ch.add_argument("--entries", type=_count(0), default=20_000, help="entries written")
+    ch.add_argument("--kills", type=_count(0), default=3,
+                    help="members killed (one at a time, each after a join)")
+    ch.add_argument("--seed", type=_count(0), default=0, help="seed of the kill choices")
+    ch.add_argument("--value-bytes", type=_count(1), default=100, help="bytes per value")
+    ch.add_argument("-p", "--partitions", type=_count(1), default=271, help="partitions")
+    ch.add_argument("-b", "--backups", type=_count(1), default=1, help="synchronous backups")
+    ch.add_argument("--max-parallel-migrations", type=_count(1), default=10,
+                    help="migrations a member takes part in at once")
+    ch.add_argument("--design", choices=("safe", "legacy"), default="safe",
+                    help="safe (Hazelcast 3.7+) or legacy (pre-3.7, loses data)")
+    ch.set_defaults(func=cmd_chaos)
+
+
+def _settings(args: argparse.Namespace) -> Any:
+    from hzfast.node import Settings
+    try:
+        return Settings(host=getattr(args, "host", "127.0.0.1"), port=getattr(args, "port", 0),
+                        join=getattr(args, "join", None), partitions=args.partitions,
+                        backups=args.backups,
+                        max_parallel_migrations=args.max_parallel_migrations,
+                        design=args.design, heartbeat_ms=args.heartbeat_ms,
+                        suspect_ms=args.suspect_ms, timeout_ms=args.timeout_ms)
+    except (ValueError, TypeError) as exc:
+        raise UserError(str(exc)) from exc
+
+
+def cmd_node(args: argparse.Namespace) -> int:
+    """``hzfast node``: run one member until SIGTERM or Ctrl-C."""
+    from hzfast.node.serve import serve
+    return serve(_settings(args), log_level=args.log_level)
+
+
+def cmd_cluster_up(args: argparse.Namespace) -> int:
+    """``hzfast cluster up``: start members; live status until Ctrl-C (or ``--detach``)."""
+    from hzfast.node.chaos import LocalCluster
+    cluster = LocalCluster(partitions=args.partitions, backups=args.backups,
+                           max_parallel_migrations=args.max_parallel_migrations,
+                           design=args.design, heartbeat_ms=args.heartbeat_ms,
+                           suspect_ms=args.suspect_ms, timeout_ms=args.timeout_ms,
+                           log_level=args.log_level)
+    try:
+        for i in range(args.members):
+            port = args.base_port + i if args.base_port else 0
+            join = cluster.procs[0].address if cluster.procs else None
+            try:
+                cluster.start_member(join, port=port)
+            except RuntimeError as exc:
+                raise UserError(f"--base-port: {exc}") from exc
+        members = [{"member": p.member, "pid": p.pid, "host": "127.0.0.1", "port": p.port,
+                    "log": p.log} for p in cluster.procs]
+        if args.detach:
+            with open(args.state_file, "w") as f:
+                json.dump({"members": members, "log_dir": cluster.log_dir}, f, indent=2)
+            emit(args, {"members": members, "state_file": args.state_file},
+                 lambda con, d: con.print(
+                     f"{len(members)} members up (logs in {cluster.log_dir}); "
+                     f"state in {args.state_file}; `hzfast cluster down` stops them"))
+            cluster.procs = []                     # detached: not ours to stop any more
+            return 0
+        if args.json:
+            emit(args, {"members": members}, lambda con, d: None)
+        addrs = [p.address for p in cluster.procs]
+        asyncio.run(_live(addrs, 1e9, once=args.json))
+        return 0
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        cluster.stop_all()
+
+
+def _read_state(path: str) -> dict[str, Any]:
+    try:
+        with open(path) as f:
+            state: dict[str, Any] = json.load(f)
+        members = state["members"]
+        assert isinstance(members, list) and all(
+            isinstance(m["pid"], int) and isinstance(m["port"], int) for m in members)
+    except FileNotFoundError:
+        raise UserError(f"--state-file: {path}: not found (start with `hzfast cluster up "
+                        f"--detach`, or pass --address)") from None
+    except (OSError, ValueError, KeyError, TypeError, AssertionError):
+        raise UserError(f"--state-file: {path}: not a cluster state file") from None
+    return state
+
+
+def cmd_cluster_status(args: argparse.Namespace) -> int:
+    """``hzfast cluster status``: one snapshot (``--once``/``--json``) or a live view."""
+    if args.address:
+        addrs = list(args.address)
+    else:
+        state = _read_state(args.state_file)
+        addrs = [(str(m.get("host", "127.0.0.1")), int(m["port"])) for m in state["members"]]
+    if args.json or args.once or not sys.stdout.isatty():
+        snap = asyncio.run(_snapshot(addrs))
+        emit(args, snap, lambda con, d: con.print(_status_table(d)))
+        return 0 if snap["reachable"] else 1
+    asyncio.run(_live(addrs, args.seconds, once=False))
+    return 0
+
+
+def cmd_cluster_down(args: argparse.Namespace) -> int:
+    """``hzfast cluster down``: SIGTERM every PID of the state file, then SIGKILL."""
+    state = _read_state(args.state_file)
+    stopped = 0
+    for m in state["members"]:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(int(m["pid"]), signal.SIGTERM)
+            stopped += 1
+    end = time.monotonic() + 5
+    for m in state["members"]:
+        while time.monotonic() < end and _alive(int(m["pid"])):
+            time.sleep(0.05)
+        if _alive(int(m["pid"])):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(int(m["pid"]), signal.SIGKILL)
+    os.remove(args.state_file)
+    print(f"stopped {stopped} member processes")
+    return 0
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    with contextlib.suppress(ChildProcessError):
+        if os.waitpid(pid, os.WNOHANG)[0] == pid:
+            return False
+    return True
+
+
+async def _snapshot(addrs: list[tuple[str, int]]) -> dict[str, Any]:
+    from hzfast.node import Client
+    from hzfast.node.chaos import cluster_status, settled
+    client = Client(addrs, timeout=2.0)
+    try:
+        got = await cluster_status(client, addrs)
+    finally:
+        client.close()
+    members = [s if s is not None else {"address": f"{h}:{p}", "unreachable": True}
+               for (h, p), s in got.items()]
+    ok = [s for s in got.values() if s is not None]
+    return {"reachable": len(ok), "asked": len(addrs),
+            "stamps_agree": len({s["stamp"] for s in ok}) == 1 if ok else False,
+            "settled": settled(list(got.values()), len(addrs)),
+            "migrations_in_flight": sum(s["active"] for s in ok),
+            "members": members}
+
+
+async def _live(addrs: list[tuple[str, int]], seconds: float, once: bool) -> None:
+    from rich.live import Live
+    snap = await _snapshot(addrs)
+    if once:
+        return
+    end = time.monotonic() + seconds
+    with Live(_status_table(snap), refresh_per_second=4) as live:
+        while time.monotonic() < end:              # Ctrl-C ends it earlier
+            await asyncio.sleep(0.5)
+            snap = await _snapshot(addrs)
+            live.update(_status_table(snap))
+
+
+def _status_table(d: dict[str, Any]) -> Table:
+    from rich.table import Table
+    t = Table(title=(f"{d['reachable']} of {d['asked']} members answer; stamps "
+                     f"{'agree' if d['stamps_agree'] else 'differ'}; "
+                     f"{d['migrations_in_flight']} migrations in flight"
+                     f"{'; settled' if d['settled'] else ''}"))
+    for col in ("member", "port", "pid", "master", "state", "stamp", "owned", "active",
+                "entries", "data", "committed", "failed"):
+        t.add_column(col, justify="right" if col not in ("state",) else "left")
+    for s in d["members"]:
+        if s.get("unreachable"):
+            t.add_row("?", s["address"], "", "", "[red]unreachable[/]", *[""] * 7)
+            continue
+        stamp = s["stamp"]
+        t.add_row(str(s["member"]), str(s["port"]), str(s["pid"]),
+                  "yes" if s["master"] == s["member"] else "",
+                  s["state"], f"{stamp & 0xFFFFFFFF:08x}" if stamp is not None else "-",
+                  str(s["owned"]), str(s["active"]), human_count(s["entries"]),
+                  human_bytes(s["bytes"]), str(s["migrations_committed"]),
+                  str(s["migrations_failed"]))
+    return t
+
+
+def cmd_chaos(args: argparse.Namespace) -> int:
+    """``hzfast chaos``: the kill -9 test; exit 1 when the safe design lost an entry."""
+    from hzfast.node.chaos import run_chaos
+    say = (lambda text: print(text, file=sys.stderr, flush=True)) if not args.json else None
+    try:
+        out = asyncio.run(run_chaos(
+            members=args.members, entries=args.entries, kills=args.kills, seed=args.seed,
+            design=args.design, partitions=args.partitions, backups=args.backups,
+            max_parallel_migrations=args.max_parallel_migrations,
+            value_bytes=args.value_bytes, progress=say))
+    except RuntimeError as exc:
+        raise UserError(str(exc), status=1) from exc
+    emit(args, out, _render_chaos)
+    bad = args.design == "safe" and (out["entries_lost"] or not out["final_stamp_agreed"])
+    return 1 if bad else 0
+
+
+def _render_chaos(con: Console, d: dict[str, Any]) -> None:
+    con.print(kv_table(f"chaos: {d['members']} members, {d['design']} design, seed {d['seed']}", [
+        ("entries acknowledged", (f"{human_count(d['entries_acknowledged'])} of "
+                                  f"{human_count(d['entries'])}")),
+        ("entries lost", human_count(d["entries_lost"])),
+        ("kills / joins", f"{d['kills']} / {d['joins']}"),
+        ("killed", ", ".join(f"m{k['member']} ({k['role']}, {k['active_migrations']} active)"
+                             for k in d["killed"]) or "none"),
+        ("migrations committed / failed",
+         f"{d['migrations_committed']} / {d['migrations_failed']}"),
+        ("final stamps agree", "yes" if d["final_stamp_agreed"] else "NO"),
+        ("time", f"{d['seconds']} s"),
+    ]))
