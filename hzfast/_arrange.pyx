@@ -609,43 +609,63 @@ cdef void scan_rows(Work* w, intp_t t, int64_t* seen, int32_t* cnt) noexcept nog
     is not already at a lower index of the row) in keep, count them per (index, member)
     into cnt and the other indices < R_fill per index into hc[t]; the target row starts
     as its kept slots (others -1), rowmask as their groups. ``seen`` (G,): the chunk's
-    own, all below its rows."""
+    own, all below its rows (used when G > 64)."""
     cdef intp_t W = w.W, R_fill = w.R_fill, M = w.M, p, r
     cdef intp_t lo = chunk_lo(t, w.T, w.P), hi = chunk_lo(t + 1, w.T, w.P)
     cdef int32_t m, g
     cdef const int32_t* crow
     cdef int32_t* trow
     cdef uint64_t rm
-    cdef int64_t* hc = w.hc + t * R_fill
+    cdef int64_t nh[8]
     cdef const int32_t* gid = w.gid
-    cdef bint use_rowmask = w.use_rowmask
     cdef uint8_t kb
-    for p in range(lo, hi):
-        rm = 0
-        kb = 0
-        crow = w.cur + p * W
-        trow = w.tgt + p * W
-        for r in range(R_fill):
-            m = crow[r]
-            trow[r] = -1
-            if m >= 0:
-                g = gid[m]
-                # seen: in rm (G <= 64: the row's kept groups) or seen[g] == p
-                if g >= 0 and (((rm >> g) & 1) == 0 if use_rowmask else seen[g] != p):
-                    if use_rowmask:
+    for r in range(R_fill):
+        nh[r] = 0
+    if w.use_rowmask:
+        # G <= 64: the row's kept groups in rm
+        for p in range(lo, hi):
+            rm = 0
+            kb = 0
+            crow = w.cur + p * W
+            trow = w.tgt + p * W
+            for r in range(R_fill):
+                m = crow[r]
+                trow[r] = -1
+                if m >= 0:
+                    g = gid[m]
+                    if g >= 0 and ((rm >> g) & 1) == 0:
                         rm |= (<uint64_t>1) << g
-                    else:
-                        seen[g] = p
-                    kb |= <uint8_t>(1 << r)
-                    trow[r] = m
-                    cnt[r * M + m] += 1
-                    continue
-            hc[r] += 1
-        for r in range(R_fill, W):
-            trow[r] = -1
-        w.keep[p] = kb
-        if use_rowmask:
+                        kb |= <uint8_t>(1 << r)
+                        trow[r] = m
+                        cnt[r * M + m] += 1
+                        continue
+                nh[r] += 1
+            for r in range(R_fill, W):
+                trow[r] = -1
+            w.keep[p] = kb
             w.rowmask[p] = rm
+    else:
+        for p in range(lo, hi):
+            kb = 0
+            crow = w.cur + p * W
+            trow = w.tgt + p * W
+            for r in range(R_fill):
+                m = crow[r]
+                trow[r] = -1
+                if m >= 0:
+                    g = gid[m]
+                    if g >= 0 and seen[g] != p:
+                        seen[g] = p
+                        kb |= <uint8_t>(1 << r)
+                        trow[r] = m
+                        cnt[r * M + m] += 1
+                        continue
+                nh[r] += 1
+            for r in range(R_fill, W):
+                trow[r] = -1
+            w.keep[p] = kb
+    for r in range(R_fill):
+        w.hc[t * R_fill + r] = nh[r]
 
 
 cdef inline void unkeep(Work* w, intp_t p, intp_t r, int32_t m) noexcept nogil:
