@@ -41,14 +41,14 @@ Algorithm of :func:`arrange` (kernel ``hzfast._arrange``, reference
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from hzfast import _arrange
 from hzfast._check import (
     MAX_MEMBER_COUNT,
     MAX_REPLICA_COUNT,
@@ -64,6 +64,31 @@ from hzfast._check import (
 from hzfast._typing import TableLike, VectorLike
 from hzfast.members import Members, MembersLike
 from hzfast.migration.planner import fix_cycles
+
+
+@contextmanager
+def _passive_openmp() -> Iterator[None]:
+    """Within: GNU OpenMP, if loaded now, makes its idle threads wait passively.
+
+    GNU OpenMP reads ``OMP_WAIT_POLICY`` once, when it is loaded (with the kernel's
+    import): by default an idle worker spins for milliseconds after each parallel region,
+    taking a core from the sequential fill that follows (and from other processes:
+    measured here, 2 threads then ran slower than 1 on a busy 2-core machine). hzfast's
+    parallel regions are few and long, so waking sleeping workers costs nothing
+    measurable. The variable is set only within, and only when the user set neither it
+    nor ``GOMP_SPINCOUNT`` (docs/design.md §8.8)."""
+    mine = not ({"OMP_WAIT_POLICY", "GOMP_SPINCOUNT"} & os.environ.keys())
+    if mine:
+        os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
+    try:
+        yield
+    finally:
+        if mine:
+            del os.environ["OMP_WAIT_POLICY"]
+
+
+with _passive_openmp():
+    from hzfast import _arrange  # loads OpenMP (see _passive_openmp)
 
 __all__ = ["ArrangementReport", "arrange", "arrangement_report", "repair"]
 
