@@ -3,13 +3,16 @@
 Targets: arrange at P=20,000, R=7, 10 members (initial, 10->9 after repair, 9->10) median
 <= 10 ms (Hazelcast's PartitionStateGeneratorImpl.arrange: 33-533 ms, vectors'
 timing_anchor); P=100,000 with 100 members scales linearly; repair and
-arrangement_report at 20,000 x 7 <= 2 ms. Every benchmark checks its result.
-The pure-Python reference runs on a smaller table (same group as the kernel at that size).
+arrangement_report at 20,000 x 7 <= 2 ms; arrange at P=1,000,000, R=7, 10->9 after
+repair <= 60 ms (issue 14), on 1 and 2 threads (the same target). Every benchmark checks
+its result. The pure-Python reference runs on a smaller table (same group as the kernel at
+that size).
 """
 import numpy as np
 import pytest
 
-from hzfast import Members
+from hzfast import Members, _arrange
+from hzfast import arrangement as A
 from hzfast.arrangement import arrange, arrangement_report, repair
 from hzfast.reference import arrangement as ref
 
@@ -86,6 +89,28 @@ def test_arrange_100_to_99_100000x7(benchmark, t100):
     assert rep.balanced and rep.cycle_count == 0
     assert rep.slot_changes <= 1.1 * rep.lower_bound
     benchmark.extra_info.update(slot_changes=rep.slot_changes, lower_bound=rep.lower_bound)
+
+
+# ----------------------------------------------------------------------------- 1M, threads
+@pytest.fixture(scope="module")
+def leave_1m():
+    """A balanced 1,000,000 x 7 table for 10 members, repaired after member 9 left."""
+    cur = repair(arrange(_empty(1_000_000), 10), np.arange(10) < 9)[0]
+    return cur, Members.from_count(10).with_lite([False] * 9 + [True])
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_arrange_10_to_9_1000000x7(benchmark, leave_1m, threads):
+    benchmark.group = "arrange P=1000000 R=7 10->9 after repair (<= 60 ms)"
+    cur, members = leave_1m
+    out = benchmark(arrange, cur, members, threads=threads)
+    assert (out == arrange(cur, members, threads=1)).all()
+    rep = arrangement_report(cur, out, members)
+    assert rep.balanced and rep.valid and rep.cycle_count == 0
+    assert rep.slot_changes <= 1.1 * rep.lower_bound
+    benchmark.extra_info.update(threads=threads, openmp=_arrange.OPENMP,
+                                chunks=A._chunks(threads, cur.shape[0]),
+                                slot_changes=rep.slot_changes, lower_bound=rep.lower_bound)
 
 
 # ----------------------------------------------------------------------------- reference
