@@ -101,7 +101,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             with busy(f"simulating {args.seeds} seeds", total=args.seeds) as advance:
                 if jobs == 1 or args.seeds <= _CHUNK:
                     for seed in range(lo, hi):
-                        r = sim.run(seed, **params)      # type: ignore[arg-type]
+                        r = sim.run(seed, **params)
                         trace = r.trace
                         advance()
                         if not tally.add(r, args.design) and not args.keep_going:

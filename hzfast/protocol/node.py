@@ -30,7 +30,7 @@ from hzfast.migration.apply import apply_migrations
 from hzfast.migration.executor import Executor
 from hzfast.migration.plan import MigrationPlan
 from hzfast.migration.planner import plan_migrations
-from hzfast.protocol import _scan
+from hzfast.protocol import _lists, _scan
 from hzfast.protocol import messages as msg
 from hzfast.protocol.events import (
     EffectDone,
@@ -214,10 +214,9 @@ class Node:
         # partition -> ids in it, and ids kept then without being current
         self._kc_dict: dict[MigrationId, MigrationInfo] | None = None
         self._kc_len = 0
-        self._kc_vers = self.versions
+        self._kc_vers = self.versions.copy()
         self._kc_index: dict[int, set[MigrationId]] = {}
         self._kc_recheck: set[MigrationId] = set()
-        self._valid_infos: dict[int, MigrationInfo] = {}      # id() -> an entry checked once
 
     # ------------------------------------------------------------------ views
     @property
@@ -535,36 +534,73 @@ class Node:
         Entries apply in order: a malformed or ACTIVE one rejects itself and the rest; one
         at or below the local version is kept (and finalized where this member took part);
         one that starts at the local version is applied; any other is rejected as a
-        partial update that does not line up (the master then sends the full table)."""
+        partial update that does not line up (the master then sends the full table).
+        Entries that are only to be kept are skipped over in C (docs/design.md §11)."""
         if self.is_master:
             return True            # the master's own table is the one the lists come from
         if not self.initialized:
             return False
         ok = True
-        keep: dict[MigrationId, MigrationInfo] = {}
         vers = self.versions
-        cur_of = vers.item
-        valid = self._valid_infos
+        if not isinstance(lst, tuple) or vers.dtype != np.int32 or vers.ndim != 1 \
+                or not vers.flags.c_contiguous:
+            return self._apply_completed_slow(lst)
+        n = len(lst)
+        stop = n
+        i = 0
         unconfirmed = self._unconfirmed
         finalized = self._finalized
         active = self.active
         me = self.me
-        for x in lst:
-            if valid.get(id(x)) is not x:
-                if self._check_migration(x) or x.status == ACTIVE:
-                    ok = False            # malformed: reject it and the rest (rule 5)
-                    break
-                if len(valid) >= 4096:
-                    valid.clear()
-                valid[id(x)] = x          # immutable: checked once (the dict keeps it alive)
+        R = self.config.replica_count
+        for _ in range(n + 1):
+            i = _lists.attention(lst, i, vers, MigrationInfo, R, finalized, active,
+                                 unconfirmed, me)
+            if i >= n:
+                break
+            x = lst[i]                         # the full rule for this one entry
+            if self._check_migration(x) or x.status == ACTIVE:
+                ok = False                     # malformed: reject it and the rest (rule 5)
+                stop = i
+                break
             p = x.partition
-            if unconfirmed and unconfirmed.get(p) == x.id:
-                del unconfirmed[p]                # the master's word on it
-            cur = cur_of(p)
+            if unconfirmed.get(p) == x.id:
+                del unconfirmed[p]             # the master's word on it
+            cur = vers.item(p)
+            if x.final > cur:
+                if x.initial != cur:
+                    ok = False
+                    stop = i
+                    self._mark("partial_update_rejected", x,
+                               detail=f"local version {cur}, migration from {x.initial}")
+                    break
+                if x.status == SUCCESS:
+                    apply_to_row(self.replicas[p], x)
+                vers[p] = x.final
+                self._finalize(x)
+            elif x.id not in finalized:
+                self._finalize(x)
+            i += 1
+        if not self.is_master:
+            self.completed = self._keep_current(_lists.keyed(lst, stop))
+        return ok
+
+    def _apply_completed_slow(self, lst: tuple[MigrationInfo, ...]) -> bool:
+        """:meth:`_apply_completed` entry by entry in Python (any sequence, any table)."""
+        ok = True
+        keep: dict[MigrationId, MigrationInfo] = {}
+        for x in lst:
+            if self._check_migration(x) or x.status == ACTIVE:
+                ok = False
+                break
+            p = x.partition
+            if self._unconfirmed.get(p) == x.id:
+                del self._unconfirmed[p]
+            cur = int(self.versions[p])
             if x.final <= cur:
                 keep[x.id] = x
-                if x.id not in finalized and (x.source == me or p in active):
-                    self._finalize(x)             # (it acts only for those two)
+                if x.id not in self._finalized:
+                    self._finalize(x)
                 continue
             if x.initial != cur:
                 ok = False
@@ -573,7 +609,7 @@ class Node:
                 break
             if x.status == SUCCESS:
                 apply_to_row(self.replicas[p], x)
-            vers[p] = x.final
+            self.versions[p] = x.final
             keep[x.id] = x
             self._finalize(x)
         if not self.is_master:
@@ -589,74 +625,29 @@ class Node:
         Returns ``keep`` followed by the entries of :attr:`completed` that are not in it and
         whose partition is still at their final version (in their order). A non-master's
         list holds up to one such entry per partition, so instead of reading every entry's
-        version on every call this checks only the entries of partitions whose version
-        changed since the last call, and those it kept then without being current
-        (docs/design.md §11); any change of :attr:`completed` it did not see (a membership
-        change, another length) falls back to the full pass.
+        version on every call, one kernel pass looks only at the entries of partitions
+        whose version changed since the last call, and at those it kept then without being
+        current (docs/design.md §11). Any change of :attr:`completed` it did not see (a
+        membership change, another length) starts it over from every entry.
         """
         old = self.completed
         vers = self.versions
-        snap = self._kc_vers
-        if old is not self._kc_dict or len(old) != self._kc_len or snap.shape != vers.shape:
-            return self._keep_current_full(keep)
-        idx = self._kc_index
-        cand = self._kc_recheck
-        for p in np.flatnonzero(vers != snap).tolist():
-            ids = idx.get(p)
-            if ids:
-                cand.update(ids)
-        drop: list[MigrationId] = []
-        if cand:
-            vl = vers.tolist()
-            for mid in cand:
-                if mid in keep:
-                    continue
-                x = old.get(mid)
-                if x is not None and vl[x.partition] != x.final:
-                    drop.append(mid)
-        return self._kc_commit(keep, old, drop)
-
-    def _keep_current_full(self, keep: dict[MigrationId, MigrationInfo]
-                           ) -> dict[MigrationId, MigrationInfo]:
-        """:meth:`_keep_current` by reading every entry (and rebuilding its index)."""
-        old = self.completed
-        vl = self.versions.tolist()
-        drop = [mid for mid, x in old.items() if mid not in keep and vl[x.partition] != x.final]
-        idx: dict[int, set[MigrationId]] = {}
-        for mid, x in old.items():
-            idx.setdefault(x.partition, set()).add(mid)
-        self._kc_index = idx
-        return self._kc_commit(keep, old, drop)
-
-    def _kc_commit(self, keep: dict[MigrationId, MigrationInfo],
-                   old: dict[MigrationId, MigrationInfo], drop: list[MigrationId]
-                   ) -> dict[MigrationId, MigrationInfo]:
-        """``keep`` then ``old`` minus ``keep`` and ``drop``; the index for the next call."""
-        idx = self._kc_index
-        vl = self.versions.tolist()
-        recheck: set[MigrationId] = set()
-        for mid, x in keep.items():
-            p = x.partition
-            ids = idx.get(p)
-            if ids is None:
-                idx[p] = {mid}
-            else:
-                ids.add(mid)
-            if vl[p] != x.final:
-                recheck.add(mid)           # kept although not current: look again next time
-        rest = old.copy()
-        for mid in keep:
-            rest.pop(mid, None)
-        for mid in drop:
-            x = rest.pop(mid)
-            ids = idx.get(x.partition)
-            if ids is not None:
-                ids.discard(mid)
-        keep.update(rest)
+        if vers.dtype != np.int32 or vers.ndim != 1 or not vers.flags.c_contiguous:
+            vers = np.ascontiguousarray(vers, dtype=np.int32)
+        seen = self._kc_vers
+        if old is not self._kc_dict or len(old) != self._kc_len or seen.shape != vers.shape:
+            index: dict[int, set[MigrationId]] = {}
+            for mid, x in old.items():
+                index.setdefault(x.partition, set()).add(mid)
+            self._kc_index = index
+            recheck = set(old)
+            seen = vers.copy()
+        else:
+            recheck = self._kc_recheck
+        self._kc_recheck = _lists.keep_current(keep, old, recheck, self._kc_index, vers, seen)
         self._kc_dict = keep
         self._kc_len = len(keep)
-        self._kc_vers = self.versions.copy()
-        self._kc_recheck = recheck
+        self._kc_vers = seen
         return keep
 
     def _finalize(self, x: MigrationInfo) -> None:

@@ -28,6 +28,7 @@ from hzfast.protocol.events import (
 )
 from hzfast.protocol.node import Config, MemberState, Node
 from hzfast.protocol.outputs import CancelTimer, Effect, Mark, Send, SetTimer
+from hzfast.sim._checks import advance_versions
 
 __all__ = ["FAULT_MODES", "ROLES", "CrashAt", "FaultPlan", "Simulation", "SimulationResult"]
 
@@ -286,11 +287,21 @@ class Simulation:
         self.recent.append((self.now, mid, ev))
         v = node.versions
         last = self.last_versions[mid]
-        if last.shape == v.shape and (v < last).any():
-            p = int(np.flatnonzero(v < last)[0])
-            self._violation(f"versions decreased on m{mid}: partition {p} "
-                            f"{int(last[p])} -> {int(v[p])}")
-        self.last_versions[mid] = v.copy()
+        if (last.shape == v.shape and v.dtype == np.int32 and v.ndim == 1
+                and v.flags.c_contiguous):
+            p = advance_versions(v, last)      # one pass: compare, then remember (§12)
+            if p >= 0:
+                self._violation(f"versions decreased on m{mid}: partition {p} "
+                                f"{int(last[p])} -> {int(v[p])}")
+                last[p] = v[p]
+        else:
+            if last.shape == v.shape and (v < last).any():
+                p = int(np.flatnonzero(v < last)[0])
+                self._violation(f"versions decreased on m{mid}: partition {p} "
+                                f"{int(last[p])} -> {int(v[p])}")
+            self.last_versions[mid] = np.array(v, dtype=np.int32)
+        if not outs:
+            return
         crash: list[int] = []
         for o in outs:
             t = type(o)
@@ -384,29 +395,32 @@ class Simulation:
         node = self.nodes[self.view[0]]
         return node.replicas[p] if node.initialized else None
 
-    def _stable(self, p: int, e: int, row: NDArray[np.int32] | None) -> int:
-        if row is None:
-            return 0
-        n = 0
+    def _stable(self, p: int, held: set[int], row: NDArray[np.int32] | None) -> set[int]:
+        """The entries of ``held`` that every member at the master's data slots of
+        partition ``p`` (``backup_count + 1`` of them, all live) holds: the ones a crash
+        or a clear cannot be the last copy of. One set intersection per slot."""
+        if row is None or not held:
+            return set()
+        nodes, store = self.nodes, self.store
+        out = held
         for s in row[:self.bc + 1].tolist():
-            if s >= 0 and s in self.nodes and e in self.store[s].get(p, ()):
-                n += 1
-        return n
+            data = store[s].get(p) if s >= 0 and s in nodes else None
+            if not data:
+                return set()
+            out = out & data
+        return out if out is not held else set(held)
 
     def _ghost_crash(self, m: int) -> None:
         """Before member m's data vanishes: count a holder crash for every entry it held."""
         cc = self.crash_count
-        full = self.bc + 1
         for p, data in self.store[m].items():
             acked = self.acked.get(p)
             if not data or not acked:
                 continue
-            row = self._master_row(p)
-            for e in data & acked:
-                if self._stable(p, e, row) >= full:
-                    cc[e] = 1
-                else:
-                    cc[e] = cc.get(e, 0) + 1
+            held = data & acked
+            stable = self._stable(p, held, self._master_row(p))
+            for e in held:
+                cc[e] = 1 if e in stable else cc.get(e, 0) + 1
 
     def _clear(self, m: int, p: int) -> None:
         data = self.store[m].get(p)
@@ -415,13 +429,17 @@ class Simulation:
             return
         acked = self.acked.get(p)
         if acked:
-            row = self._master_row(p)
             full = self.bc + 1
-            others = [self.store[o].get(p, ()) for o in self.nodes if o != m]
-            for e in data & acked:
-                if self._stable(p, e, row) >= full:
-                    self.crash_count[e] = 0
-                if not any(e in o for o in others) and self.crash_count.get(e, 0) < full:
+            held = data & acked
+            cc = self.crash_count
+            for e in self._stable(p, held, self._master_row(p)):
+                cc[e] = 0
+            others: set[int] = set()
+            for o in self.nodes:
+                if o != m:
+                    others.update(self.store[o].get(p, ()))
+            for e in held - others:
+                if cc.get(e, 0) < full:
                     self.lost_by_clear.add(e)      # a clear, not crashes, dropped the last copy
         del self.store[m][p]
 

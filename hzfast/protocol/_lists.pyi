@@ -1,0 +1,29 @@
+"""Type stub for the hzfast.protocol._lists extension (Cython types in trailing comments)."""
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+def attention(
+    lst: tuple[Any, ...],  # tuple: a received completed list
+    start: int,  # Py_ssize_t: the first index to look at
+    versions: NDArray[np.int32],  # const int32_t[::1] (P,): the member's versions
+    info_type: type,  # object: MigrationInfo
+    replica_count: int,  # long
+    finalized: set[Any],  # set: ids the member finalized
+    active: dict[int, Any],  # dict: partition -> its active migration
+    unconfirmed: dict[int, Any],  # dict: partition -> an unconfirmed destination commit
+    me: int,  # long: the member's id
+) -> int: ...  # the first index needing the full rule, len(lst) if none
+def keyed(
+    lst: tuple[Any, ...],  # tuple
+    stop: int,  # Py_ssize_t
+) -> dict[Any, Any]: ...  # {x.id: x for x in lst[:stop]}
+def keep_current(
+    keep: dict[Any, Any],  # dict: the received entries kept, extended in place
+    old: dict[Any, Any],  # dict: the member's entries before
+    recheck: set[Any],  # set: ids of old to look at whatever their partition (consumed)
+    index: dict[int, set[Any]],  # dict: partition -> ids, updated in place
+    versions: NDArray[np.int32],  # const int32_t[::1] (P,)
+    seen: NDArray[np.int32],  # int32_t[::1] (P,): the previous call's versions, overwritten
+) -> set[Any]: ...  # ids of received entries kept below their partition's version

@@ -1,0 +1,8 @@
+"""Type stub for the hzfast.sim._checks extension (Cython types in trailing comments)."""
+import numpy as np
+from numpy.typing import NDArray
+
+def advance_versions(
+    versions: NDArray[np.int32],  # const int32_t[::1] (P,): a member's versions now
+    last: NDArray[np.int32],  # int32_t[::1] (P,): its versions after its previous event; overwritten with versions
+) -> int: ...  # the first partition whose version went down (its last entry kept), -1 if none
