@@ -14,4 +14,5 @@ TARGETS = (
     "planner",          # plan_migrations, apply_migrations, schedule, diff, cycles
     "plan_hostile",     # hand-built plans handed to schedule / apply_migrations
     "arrange",          # repair, arrange, arrangement_report
+    "node_wire",        # hzfast.node.wire: read_frame, unpack, parse, decode_message
 )
