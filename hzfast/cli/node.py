@@ -116,6 +116,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     ch.add_argument("--kills", type=_count(0), default=3,
                     help="members killed (one at a time, each after a join)")
     ch.add_argument("--seed", type=_count(0), default=0, help="seed of the kill choices")
+    ch.add_argument("--target", choices=("random", "master", "joiner"), default="random",
+                    help="whom each kill hits: a random member, the master, or the member "
+                         "that just joined")
+    ch.add_argument("--kill-after-commits", type=_count(0), default=0,
+                    help="wait for this many committed migrations after each join before "
+                         "the kill (default: kill as soon as migrations are active)")
     ch.add_argument("--value-bytes", type=_count(1), default=100, help="bytes per value")
     ch.add_argument("-p", "--partitions", type=_count(1), default=271, help="partitions")
     ch.add_argument("-b", "--backups", type=_count(1), default=1, help="synchronous backups")
@@ -307,7 +313,8 @@ def cmd_chaos(args: argparse.Namespace) -> int:
             members=args.members, entries=args.entries, kills=args.kills, seed=args.seed,
             design=args.design, partitions=args.partitions, backups=args.backups,
             max_parallel_migrations=args.max_parallel_migrations,
-            value_bytes=args.value_bytes, progress=say))
+            value_bytes=args.value_bytes, target=args.target,
+            kill_after_commits=args.kill_after_commits, progress=say))
     except RuntimeError as exc:
         raise UserError(str(exc), status=1) from exc
     emit(args, out, _render_chaos)

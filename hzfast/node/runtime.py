@@ -347,7 +347,10 @@ class Member:
             for _ in range(1_000_000):
                 if not self._events:
                     break
+                t = time.perf_counter()
                 outs = self.node.handle(self._events.popleft(), self.now())
+                self.stats["protocol_us"] += int((time.perf_counter() - t) * 1e6)
+                self.stats["protocol_events"] += 1
                 for o in outs:
                     self._perform(o)
         finally:

@@ -1,0 +1,84 @@
+"""Migration throughput of the real runtime on loopback (hzfast.node, member processes).
+
+4 members, 271 partitions, 1 backup, 100,000 entries of 1 KiB; a 5th member joins and
+the timing runs from the join to the settled cluster (every member SAFE, equal stamps,
+master idle). Compared: ``max_parallel_migrations`` 1 and 10. ``extra_info`` carries the
+migrations committed, partitions/s and MB/s of replica data moved. Every run checks that
+the join settled and that every entry reads back.
+
+Run: ``pytest bench/test_node.py -p no:xdist --benchmark-json=/tmp/node.json``.
+"""
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+
+import pytest
+
+from hzfast.node import Client
+from hzfast.node.chaos import LocalCluster, _describe, cluster_status, settled
+
+ENTRIES = int(os.environ.get("HZFAST_BENCH_NODE_ENTRIES", "100000"))
+VALUE = 1024
+
+
+async def _settle(client: Client, addrs: list[tuple[str, int]], timeout: float
+                  ) -> list[dict]:
+    end = time.monotonic() + timeout
+    st: list = []
+    while time.monotonic() < end:
+        st = list((await cluster_status(client, addrs)).values())
+        if settled(st, len(addrs)):
+            return st
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"no settle within {timeout} s: {_describe(st)}")
+
+
+async def _join_run(cluster: LocalCluster) -> dict:
+    first = cluster.start_member()
+    for _ in range(3):
+        cluster.start_member(first.address)
+    addrs = [p.address for p in cluster.procs]
+    client = Client(addrs, deadline=60.0)
+    try:
+        await _settle(client, addrs, 60)
+        await client.locate()
+        keys = [f"key-{i}" for i in range(ENTRIES)]
+        value = bytes(range(256)) * (VALUE // 256)
+        acked, failed = await client.put_many([(k, value) for k in keys])
+        assert not failed and len(acked) == ENTRIES
+        before = await _settle(client, addrs, 60)
+        t0 = time.perf_counter()
+        joiner = cluster.start_member(first.address)
+        addrs.append(joiner.address)
+        after = await _settle(client, addrs, 300)
+        seconds = time.perf_counter() - t0
+        await client.locate()
+        got = await client.get_many(keys)
+        assert sum(v == value for v in got.values()) == ENTRIES
+        committed = (sum(s["migrations_committed"] for s in after)
+                     - sum(s["migrations_committed"] for s in before))
+        moved = (sum(s["stats"].get("bytes_sent", 0) for s in after)
+                 - sum(s["stats"].get("bytes_sent", 0) for s in before))
+        return {"seconds": seconds, "migrations": committed, "bytes": moved}
+    finally:
+        client.close()
+
+
+@pytest.mark.parametrize("parallel", [1, 10])
+def test_join_throughput(benchmark, parallel: int) -> None:
+    benchmark.group = "join: 4 -> 5 members, 271 partitions, 100k x 1 KiB"
+
+    def run() -> dict:
+        with LocalCluster(partitions=271, backups=1, max_parallel_migrations=parallel,
+                          suspect_ms=5000, timeout_ms=20_000) as cluster:
+            return asyncio.run(_join_run(cluster))
+
+    r = benchmark.pedantic(run, rounds=1, iterations=1)
+    assert r["migrations"] > 0 and r["bytes"] > 0
+    benchmark.extra_info.update(
+        migrations=r["migrations"], megabytes=round(r["bytes"] / 1e6, 1),
+        join_seconds=round(r["seconds"], 3),
+        partitions_per_second=round(r["migrations"] / r["seconds"], 1),
+        megabytes_per_second=round(r["bytes"] / 1e6 / r["seconds"], 1))
