@@ -512,7 +512,8 @@ cdef bint augment(Work* w, intp_t p, intp_t r, bint kept_ok) noexcept nogil:
 
 
 cdef int64_t arrange_c(Work* w) noexcept nogil:
-    """Steps 1-3 (docs/design.md §8.5); returns the number of holes (hlist's size)."""
+    """Steps 2-3 (docs/design.md §8.5) after scan_rows (step 1), and where each chunk's
+    holes go in hlist; returns the number of holes (hlist's size)."""
     cdef intp_t P = w.P, W = w.W, M = w.M, G = w.G, R_fill = w.R_fill
     cdef intp_t p, r, k, g, t
     cdef int32_t m
@@ -700,7 +701,8 @@ cdef void hole_rows(Work* w, intp_t t) noexcept nogil:
 
 
 cdef void fill_c(Work* w) noexcept nogil:
-    """Step 4 (after arrange_c and hlist allocated with its returned size)."""
+    """The hole lists (hole_rows on each chunk), then step 4 (after arrange_c, with hlist
+    allocated at the size it returned)."""
     cdef intp_t P = w.P, W = w.W, M = w.M, G = w.G, R_fill = w.R_fill
     cdef intp_t p, r, g, t, q
     cdef int32_t m, best, cand
