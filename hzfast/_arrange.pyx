@@ -274,6 +274,43 @@ cdef inline int32_t fast_member(const int32_t* crow, const int32_t* trow, intp_t
     return best
 
 
+cdef inline int32_t group_best(Work* w, const int32_t* crow, const int32_t* trow, intp_t g,
+                               intp_t r, const int32_t* mcap, bint stay_only, int* is_move,
+                               int64_t* st, intp_t sM) noexcept nogil:
+    """fast_member for slot (p, r) (crow, trow: p's rows) and group g (not in the target
+    row): its best member, or -1; with ``stay_only`` -1 also when that member would move.
+    ``st[0]``: the stamp of the current row's marks (cmark, cpos), 0 until a group of
+    several members needs them (then this marks the row)."""
+    cdef intp_t W = w.W, i, j
+    cdef int32_t m
+    cdef const int32_t* gstart = w.gstart
+    if gstart[g + 1] - gstart[g] == 1:
+        m = w.gmem[gstart[g]]
+        if mcap[m] <= 0:
+            return -1
+        j = pos_in(crow, W, m)
+        if j >= 0 and j != r:
+            if stay_only or closes_cycle(crow, trow, <int>W, <int>r, m):
+                return -1
+            is_move[0] = 1
+        else:
+            is_move[0] = 0
+        return m
+    if st[0] == 0:
+        w.stamp += 1
+        st[0] = w.stamp
+        for i in range(W):
+            m = crow[i]
+            if m >= 0:
+                w.cmark[m] = st[0]
+                w.cpos[m] = <int32_t>i
+    m = fast_member(crow, trow, W, gstart, w.gmem, w.cmark, w.cpos, st[0], mcap,
+                    <int32_t>g, r, is_move, sM, w.M)
+    if stay_only and is_move[0]:
+        return -1
+    return m
+
+
 cdef extern from *:
     int ctz64 "__builtin_ctzll"(unsigned long long x) noexcept nogil
     int ctz32 "__builtin_ctz"(unsigned x) noexcept nogil
@@ -766,41 +803,33 @@ cdef void fill_c(Work* w) noexcept nogil:
             crow = w.cur + p * W
             s = mix(p, r, 0)
             g = start_of(s, G)
-            if w.use_rowmask and w.maxcap > 0:
-                # Fastest path (G <= 64): the first group in tie-break order among those
-                # at maxcap and not in the target row; taken when it has one member with
-                # capacity that would not move (what the paths below would choose).
-                # A group with several members: the paths below decide.
-                cands = w.maxmask[0] & ~w.rowmask[p]
-                best = -1
+            best = -1
+            best_mv = 0; best_cap = 0
+            maxcap = w.maxcap          # max(0, max_g gcap[g]), kept by dec_gcap
+            sM = start_of(s, M)
+            if w.use_rowmask:
+                # G <= 64: the loop below (else branch) over bit masks, same result.
+                # First the groups at maxcap not in the target row, in tie-break order:
+                # the loop ends at the first whose best member does not move. Then, if
+                # there is none, every group with capacity that is not in the target row,
+                # in the same order, with the same key and first-best rule. The current
+                # row's members are marked only if a group of several members needs them.
+                st = 0
+                cands = w.maxmask[0] & ~w.rowmask[p] if maxcap > 0 else 0
                 while cands:
                     hb = cands & ((~(<uint64_t>0)) << g)
                     gg = ctz64(hb) if hb else ctz64(cands)
-                    if gstart[gg + 1] - gstart[gg] != 1:
-                        break
-                    cand = gmem[gstart[gg]]
-                    if mcap[cand] > 0:
-                        j = pos_in(crow, W, cand)
-                        if j < 0 or j == r:
-                            best = cand
-                            break
                     cands &= ~((<uint64_t>1) << gg)
+                    cand = group_best(w, crow, trow, gg, r, mcap, True, &mv, &st, sM)
+                    if cand >= 0:
+                        best = cand
+                        break
                 if best >= 0:
                     trow[r] = best
                     mcap[best] -= 1
                     w.rowmask[p] |= (<uint64_t>1) << gg
                     dec_gcap(w, gcap, gg)
                     continue
-            best = -1
-            best_mv = 0; best_cap = 0
-            maxcap = w.maxcap          # max(0, max_g gcap[g]), kept by dec_gcap
-            sM = start_of(s, M)
-            if w.use_rowmask:
-                # G <= 64: the loop below (else branch) over the groups with capacity
-                # that are not in the target row only (bit masks), in the same order,
-                # with the same key and the same first-best rule; the current row's
-                # members are marked only if a group of several members needs them.
-                marked = False
                 avail = w.posmask & ~w.rowmask[p]
                 while avail:
                     hb = avail & ((~(<uint64_t>0)) << g)
@@ -809,30 +838,9 @@ cdef void fill_c(Work* w) noexcept nogil:
                     gc = gcap[gg]
                     if best >= 0 and (gc < best_cap or (gc == best_cap and best_mv == 0)):
                         continue                  # cannot beat the best key
-                    if gstart[gg + 1] - gstart[gg] == 1:
-                        cand = gmem[gstart[gg]]
-                        if mcap[cand] <= 0:
-                            continue
-                        mv = 0
-                        j = pos_in(crow, W, cand)
-                        if j >= 0 and j != r:
-                            if closes_cycle(crow, trow, <int>W, <int>r, cand):
-                                continue
-                            mv = 1
-                    else:
-                        if not marked:
-                            marked = True
-                            st = w.stamp + 1
-                            w.stamp = st
-                            for i in range(W):
-                                m = crow[i]
-                                if m >= 0:
-                                    cmark[m] = st
-                                    cpos[m] = <int32_t>i
-                        cand = fast_member(crow, trow, W, gstart, gmem, cmark, cpos, st, mcap,
-                                           <int32_t>gg, r, &mv, sM, M)
-                        if cand < 0:
-                            continue
+                    cand = group_best(w, crow, trow, gg, r, mcap, False, &mv, &st, sM)
+                    if cand < 0:
+                        continue
                     if best < 0 or gc > best_cap or mv < best_mv:
                         best = cand; best_mv = mv; best_cap = gc
                         if mv == 0 and best_cap == maxcap:
