@@ -1280,9 +1280,9 @@ class Node:
 
     def _info(self, plan: MigrationPlan, i: int, ids: NDArray[np.int64]) -> MigrationInfo:
         """Plan row ``i`` as a migration of this master, from the partition's version now."""
-        p, s, sci, sni, d, dci, dni = (int(v) for v in plan._columns[:, i])
+        p, s, sci, sni, d, dci, dni = plan._columns[:, i].tolist()
         self._seq += 1
-        v = int(self.versions[p])
+        v = self.versions.item(p)
         inc = 1 + (sni > -1) + (dci > -1)
         return MigrationInfo((self.me, self._seq), p, int(ids[s]) if s >= 0 else -1, sci, sni,
                              int(ids[d]), dci, dni, self.me, v, v + inc)
@@ -1313,8 +1313,8 @@ class Node:
         assert self._run_plan is not None
         x = self._info(self._run_plan, i, run.ids)
         p = x.partition
-        owner = int(self.replicas[p, 0])
-        members = set(self.members)
+        owner = self.replicas.item(p, 0)
+        members = self.members
         ex.started(i)
         if (owner == -1 or owner not in members or x.destination not in members
                 or (x.source >= 0 and x.source not in members)):

@@ -186,8 +186,11 @@ class Simulation:
         pid = partition_ids(keys, partitions) if entries else np.zeros(0, np.int32)
         self.part_of = pid
         self.pending: dict[int, set[int]] = {}
-        for p, k in zip(pid.tolist(), keys.tolist()):
-            self.pending.setdefault(p, set()).add(k)
+        if entries:                                  # keys grouped by partition, at once
+            order = np.argsort(pid, kind="stable")
+            cuts = np.flatnonzero(np.diff(pid[order])) + 1
+            for group in np.split(keys[order], cuts):
+                self.pending[int(pid[group[0]])] = set(group.tolist())
         self.acked: dict[int, set[int]] = {}
         self.attempted: set[int] = set()
         self.crash_count: dict[int, int] = {}
@@ -303,10 +306,13 @@ class Simulation:
         if not outs:
             return
         crash: list[int] = []
+        tracing = self.trace_on
         for o in outs:
             t = type(o)
             if t is Send:
                 self._deliver(mid, o.to, o.message)        # type: ignore[attr-defined]
+            elif t is Mark:
+                self._on_mark(mid, o, crash)               # type: ignore[arg-type]
             elif t is SetTimer:
                 self.seq += 1
                 self.timer_tok[(mid, o.key)] = self.seq    # type: ignore[attr-defined]
@@ -319,9 +325,7 @@ class Simulation:
                          self.effect_free.get(mid, 0))
                 self.effect_free[mid] = at
                 self._push(at, "effect", (mid, o))
-            elif t is Mark:
-                self._on_mark(mid, o, crash)               # type: ignore[arg-type]
-            if self.trace_on:
+            if tracing:
                 self.trace.append(f"{self.now} m{mid} -> {_short(o)}")
         for c in crash:
             if self._alive(c):
@@ -510,8 +514,8 @@ class Simulation:
             self._push(retry, "write", p)
             return
         view = self.nodes[rng.choice(live)]           # the client's cached table
-        owner = int(view.replicas[p, 0])
-        batch = set(keys)
+        owner = view.replicas.item(p, 0)
+        batch = keys                                  # (pending[p]: replaced, never changed)
         self.attempted |= batch
         if owner < 0 or owner not in self.nodes or (
                 self.faulty and self.fp.drop and rng.random() < self.fp.drop):
@@ -523,15 +527,16 @@ class Simulation:
             return
         self.store[owner].setdefault(p, set()).update(batch)
         ok = True
+        drop = self.fp.drop if self.faulty else 0.0
         for b in node.backups(p).tolist():
             if b < 0 or b not in self.nodes:
                 ok = False
                 continue
-            if self.faulty and self.fp.drop and rng.random() < self.fp.drop:
+            if drop and rng.random() < drop:
                 ok = False
                 continue
             bn = self.nodes[b]
-            if not bn.initialized or b not in bn.replicas[p, :self.bc + 1]:
+            if not bn.initialized or b not in bn.replicas[p, :self.bc + 1].tolist():
                 ok = False
                 continue
             self.store[b].setdefault(p, set()).update(batch)
