@@ -358,8 +358,8 @@ def _quotas(cnt: NDArray[np.int32], prep: _Prepared) -> NDArray[np.int32]:
 # ----------------------------------------------------------------------------- threads
 #: The environment variable read when ``threads`` is not given (an int >= 1).
 THREADS_ENV = "HZFAST_THREADS"
-#: Rows per thread below which the per-row passes are not split: starting a thread costs
-#: more than a pass over that many rows.
+#: Rows per thread below which the per-row passes are not split (a pass over that many
+#: rows takes a fraction of a millisecond: too little to share).
 _MIN_ROWS_PER_THREAD = 16_384
 #: The most row chunks (threads) a pass is split into, however many are asked for.
 _MAX_CHUNKS = 64
@@ -384,9 +384,10 @@ def _thread_count(threads: object) -> int:
 
 
 def _chunks(threads: int, rows: int) -> int:
-    """Row chunks for the kernels' per-row passes (one thread each): at most ``threads``,
-    at least ``_MIN_ROWS_PER_THREAD`` rows each, 1 without OpenMP or in a child forked
-    from a process whose OpenMP threads it cannot use. The result never depends on it."""
+    """Row chunks for the kernel's per-row passes (one thread each): at most ``threads``,
+    at least ``_MIN_ROWS_PER_THREAD`` rows each; 1 without OpenMP, and in a child forked
+    from the process that started the threads (they do not survive ``fork``). The target
+    never depends on the chunk count."""
     global _openmp_pid
     n = min(threads, _MAX_CHUNKS, rows // _MIN_ROWS_PER_THREAD)
     if n <= 1 or not _arrange.OPENMP:
