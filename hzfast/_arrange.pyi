@@ -7,6 +7,7 @@ def repair(
     reps: NDArray[np.int32],        # const int32_t[:, ::1] (P, R)
     alive: NDArray[np.uint8],       # const uint8_t[::1] (M,)
     versions: NDArray[np.int32],    # const int32_t[::1] (P,)
+    chunks: int = 1,                # intp_t >= 1: row chunks (threads with OpenMP)
 ) -> tuple[NDArray[np.int32], NDArray[np.int32]]: ...
 
 #: True when the module was compiled with OpenMP (chunks then run on threads).

@@ -24,13 +24,13 @@ from hzfast._cycles cimport closes_cycle, row_is_cyclic
 # ---------------------------------------------------------------------------- repair
 cdef void repair_c(const int32_t[:, ::1] reps, const uint8_t[::1] alive,
                    const int32_t[::1] versions, int32_t[:, ::1] out,
-                   int32_t[::1] vout) noexcept nogil:
-    """Empty dead slots (+1 version each); promote first backup if owner empty (+2).
-    Versions wrap as Java ints do (unsigned arithmetic: defined in C)."""
-    cdef intp_t p, i, P = reps.shape[0], R = reps.shape[1]
+                   int32_t[::1] vout, intp_t lo, intp_t hi) noexcept nogil:
+    """Rows lo..hi-1: empty dead slots (+1 version each); promote first backup if owner
+    empty (+2). Versions wrap as Java ints do (unsigned arithmetic: defined in C)."""
+    cdef intp_t p, i, R = reps.shape[1]
     cdef int32_t m
     cdef uint32_t v
-    for p in range(P):
+    for p in range(lo, hi):
         v = <uint32_t>versions[p]
         for i in range(R):
             m = reps[p, i]
@@ -48,15 +48,21 @@ cdef void repair_c(const int32_t[:, ::1] reps, const uint8_t[::1] alive,
         vout[p] = <int32_t>v
 
 
-def repair(const int32_t[:, ::1] reps, const uint8_t[::1] alive, const int32_t[::1] versions):
-    """Return new ``(replicas, versions)`` after removing dead members and promoting."""
-    cdef intp_t P = reps.shape[0], R = reps.shape[1]
+def repair(const int32_t[:, ::1] reps, const uint8_t[::1] alive, const int32_t[::1] versions,
+           intp_t chunks=1):
+    """Return new ``(replicas, versions)`` after removing dead members and promoting; the
+    rows in ``chunks`` (>= 1) contiguous chunks (threads with OpenMP), same result."""
+    cdef intp_t P = reps.shape[0], R = reps.shape[1], t, T = chunks
     out = np.empty((P, R), dtype=np.int32)
     vout = np.empty(P, dtype=np.int32)
     cdef int32_t[:, ::1] o = out
     cdef int32_t[::1] vo = vout
-    with nogil:
-        repair_c(reps, alive, versions, o, vo)
+    if T == 1:
+        with nogil:
+            repair_c(reps, alive, versions, o, vo, 0, P)
+    else:
+        for t in prange(T, nogil=True, num_threads=T, schedule="static", chunksize=1):
+            repair_c(reps, alive, versions, o, vo, chunk_lo(t, T, P), chunk_lo(t + 1, T, P))
     return out, vout
 
 

@@ -59,6 +59,7 @@ from hzfast._check import (
     check_int,
     check_member_total,
     check_members_arg,
+    check_table,
     frozen,
 )
 from hzfast._typing import TableLike, VectorLike
@@ -97,11 +98,11 @@ Grouping = str | ArrayLike
 
 
 # ----------------------------------------------------------------------------- repair
-def _alive_mask(alive: object, member_count: int | None, replicas: NDArray[np.int32],
+def _alive_mask(alive: object, member_count: int | None, top: int,
                 lite: NDArray[np.bool_] | None) -> NDArray[np.uint8]:
     """A fresh uint8 flag per member (at least one entry) from a bool mask or alive
-    indices; every index is a member index (``< MAX_MEMBER_COUNT``), so the mask stays
-    small whatever ``alive`` claims."""
+    indices (``top``: the table's largest member + 1); every index is a member index
+    (``< MAX_MEMBER_COUNT``), so the mask stays small whatever ``alive`` claims."""
     if isinstance(alive, (set, frozenset)):
         alive = list(alive)
     if isinstance(alive, (str, bytes, Mapping)) or \
@@ -110,7 +111,6 @@ def _alive_mask(alive: object, member_count: int | None, replicas: NDArray[np.in
                         f"alive member indices, got {type(alive).__name__}")
     if not isinstance(alive, (np.ndarray, list, tuple)):
         alive = list(alive)
-    top = int(replicas.max()) + 1 if replicas.size else 0
     is_mask = (alive.dtype == np.bool_ if isinstance(alive, np.ndarray)
                else len(alive) > 0 and all(isinstance(v, (bool, np.bool_)) for v in alive))
     if is_mask:
@@ -146,7 +146,8 @@ def _check_index_column(alive: object, n: int) -> NDArray[np.int32]:
 
 
 def repair(table_or_replicas: TableLike, alive: ArrayLike | Iterable[int],
-           versions: VectorLike | None = None) -> tuple[NDArray[np.int32], NDArray[np.int32]]:
+           versions: VectorLike | None = None, *, threads: int | None = None
+           ) -> tuple[NDArray[np.int32], NDArray[np.int32]]:
     """Remove departed (and lite) members from a table and promote backups to owners.
 
     Exactly Hazelcast's repair after members leave: every slot whose member is not alive
@@ -166,6 +167,9 @@ def repair(table_or_replicas: TableLike, alive: ArrayLike | Iterable[int],
         members still alive (every other member is gone).
     versions : ndarray[int32] of shape (P,), optional
         Per-partition versions. Default: the table's, or zeros for an array.
+    threads : int, optional
+        Threads for the pass over the rows, as in :func:`arrange` (the result is the
+        same for every thread count).
 
     Returns
     -------
@@ -177,10 +181,10 @@ def repair(table_or_replicas: TableLike, alive: ArrayLike | Iterable[int],
     Raises
     ------
     TypeError
-        Wrong dtype/type of the table, ``alive`` or ``versions``.
+        Wrong dtype/type of the table, ``alive``, ``versions`` or ``threads``.
     ValueError
         Malformed table, mask of the wrong length, index out of range, versions of the
-        wrong length.
+        wrong length, ``threads`` < 1 (or ``HZFAST_THREADS`` not an int >= 1).
 
     Examples
     --------
@@ -190,17 +194,19 @@ def repair(table_or_replicas: TableLike, alive: ArrayLike | Iterable[int],
     >>> new.tolist(), vers.tolist()
     ([[0, -1, 1], [0, -1, 1]], [3, 1])
     """
+    nthreads = _thread_count(threads)
     members = getattr(table_or_replicas, "members", None)
     if members is not None and hasattr(table_or_replicas, "versions"):   # a PartitionTable
-        reps = as_replicas(table_or_replicas, "table_or_replicas", member_count=len(members))
-        mask = _alive_mask(alive, len(members), reps, members.lite)
+        reps, largest = check_table(table_or_replicas, "table_or_replicas",
+                                    member_count=len(members))
+        mask = _alive_mask(alive, len(members), largest + 1, members.lite)
         vers = table_or_replicas.versions if versions is None else versions
     else:
-        reps = as_replicas(table_or_replicas, "table_or_replicas")
-        mask = _alive_mask(alive, None, reps, None)
+        reps, largest = check_table(table_or_replicas, "table_or_replicas")
+        mask = _alive_mask(alive, None, largest + 1, None)
         vers = np.zeros(reps.shape[0], dtype=np.int32) if versions is None else versions
     vers = as_versions(vers, reps.shape[0], "versions")
-    return _arrange.repair(reps, mask, vers)
+    return _arrange.repair(reps, mask, vers, _chunks(nthreads, reps.shape[0]))
 
 
 # ----------------------------------------------------------------------------- groups

@@ -136,6 +136,37 @@ def test_large_leave_one_and_two_threads():
     assert rep.slot_changes <= 1.1 * rep.lower_bound
 
 
+def test_repair_threads_give_the_same_result(monkeypatch):
+    monkeypatch.setattr(A, "_MIN_ROWS_PER_THREAD", 16)
+    rng = np.random.default_rng(9)
+    for _ in range(30):
+        M, P, R = int(rng.integers(1, 12)), int(rng.integers(1, 400)), int(rng.integers(1, 8))
+        reps = np.full((P, R), -1, dtype=np.int32)
+        for p in range(P):
+            k = int(rng.integers(0, min(R, M) + 1))
+            reps[p, :k] = rng.permutation(M)[:k]
+        alive = rng.random(M) < 0.6
+        vers = rng.integers(-2**31, 2**31 - 1, P).astype(np.int32)     # wraps too
+        snapshot = reps.copy()
+        want = ref.repair(reps.tolist(), alive.tolist(), vers.tolist())
+        for threads in (1, 2, 5):
+            got = hzfast.repair(reps, alive, vers, threads=threads)
+            assert got[0].tolist() == want[0] and got[1].tolist() == want[1], threads
+        for chunks in CHUNKS:                        # the kernel on any chunk count
+            got = _arrange.repair(reps, alive.view(np.uint8), vers, chunks)
+            assert got[0].tolist() == want[0] and got[1].tolist() == want[1], chunks
+        assert (reps == snapshot).all()
+
+
+def test_repair_threads_argument_is_checked():
+    reps = np.array([[0, 1]], dtype=np.int32)
+    with pytest.raises(TypeError, match="threads"):
+        hzfast.repair(reps, [0], threads=1.0)
+    with pytest.raises(ValueError, match="threads"):
+        hzfast.repair(reps, [0], threads=0)
+    assert hzfast.repair(reps, [0], threads=3)[0].tolist() == [[0, -1]]
+
+
 # ----------------------------------------------------------------------------- chunks
 def test_chunks_rules(monkeypatch):
     n = A._MIN_ROWS_PER_THREAD
