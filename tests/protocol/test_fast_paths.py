@@ -1,0 +1,171 @@
+"""The node's fast paths give what the plain rules give (docs/design.md §11, "Speed").
+
+* ``Node._apply_completed`` (rule 5 with the kept-only entries skipped in C) against
+  ``Node._apply_completed_slow`` (the entry-by-entry rule) on the same node state, over
+  random completed lists that mix applicable, stale, out-of-order, malformed and ACTIVE
+  entries: same answer, table, completed dict (order included), outputs and bookkeeping.
+* ``Node._keep_current`` (the per-partition index) against its defining rule after every
+  call of whole simulated runs.
+* The ``_scan`` kernels of the master step against their numpy rules, the simulator's
+  ``advance_versions`` against its rule.
+"""
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hzfast import sim
+from hzfast.protocol import (
+    Config,
+    MembershipChanged,
+    MigrationInfo,
+    MigrationStatus,
+    Node,
+    _lists,
+    _scan,
+)
+from hzfast.sim._checks import advance_versions
+
+P = 6
+ACTIVE, SUCCESS, FAILED = MigrationStatus.ACTIVE, MigrationStatus.SUCCESS, MigrationStatus.FAILED
+
+
+def _member() -> Node:
+    """Member 2 of a 3-member view (not the master), with a table at versions 3..8."""
+    n = Node(2, Config(partition_count=P, backup_count=1))
+    n.handle(MembershipChanged((1, 2, 3)), 0)
+    n.replicas[:, :2] = [[1, 2], [2, 3], [3, 1], [1, 3], [2, 1], [3, 2]]
+    n.versions[:] = np.arange(3, 3 + P, dtype=np.int32)
+    n.initialized = True
+    return n
+
+
+_ints = st.one_of(st.integers(-1, 7), st.sampled_from([2**70, -2**70, 10**9]))
+
+
+@st.composite
+def _entry(draw: st.DrawFn, seq: int) -> object:
+    """A completed-list entry: usually well formed, sometimes not at all."""
+    if draw(st.integers(0, 30)) == 0:
+        return draw(st.sampled_from([None, "x", 3, (1, 2)]))
+    odd = draw(st.integers(0, 8)) == 0
+    p = draw(_ints) if odd else draw(st.integers(0, P - 1))
+    initial = draw(st.integers(1, 11))
+    final = draw(st.sampled_from([initial + 1, initial + 2, initial + 3, 2**70])) if odd \
+        else initial + draw(st.integers(1, 3))
+    source = draw(st.sampled_from([-1, 1, 2, 3]))
+    sci = draw(st.integers(-1, 2)) if source >= 0 else -1
+    status = draw(st.sampled_from([SUCCESS, SUCCESS, FAILED, ACTIVE] if odd else [SUCCESS, FAILED]))
+    return MigrationInfo((1, seq), p, source, sci, draw(st.integers(-1, 2)),
+                         draw(st.sampled_from([1, 2, 3])), draw(st.integers(-1, 2)),
+                         draw(_ints) if odd else draw(st.integers(0, 2)), 1, initial, final,
+                         status)
+
+
+@st.composite
+def _lists_of_entries(draw: st.DrawFn) -> tuple[object, ...]:
+    n = draw(st.integers(0, 12))
+    ids = draw(st.lists(st.integers(1, 15), min_size=n, max_size=n))   # repeats: duplicates
+    return tuple(draw(_entry(seq)) for seq in ids)
+
+
+def _state(n: Node, out: list[object]) -> tuple[object, ...]:
+    return (n.replicas.tolist(), n.versions.tolist(), list(n.completed.items()),
+            sorted(n.active.items()), sorted(n._finalized), sorted(n._unconfirmed.items()),
+            sorted(n._finalizing.items()), repr(out))
+
+
+@settings(max_examples=300, deadline=None)
+@given(first=_lists_of_entries(), second=_lists_of_entries(), active=st.integers(-1, P - 1),
+       unconfirmed=st.integers(-1, P - 1))
+def test_apply_completed_fast_equals_the_entry_by_entry_rule(
+        first: tuple[object, ...], second: tuple[object, ...], active: int,
+        unconfirmed: int) -> None:
+    base = _member()
+    if active >= 0:            # member 2 runs one migration (as source or destination)
+        base.active[active] = MigrationInfo((1, 3), active, 2, 0, 1, 3, -1, 0, 1,
+                                            int(base.versions[active]),
+                                            int(base.versions[active]) + 2)
+    if unconfirmed >= 0:
+        base._unconfirmed[unconfirmed] = (1, 4)
+    fast, slow = base, copy.deepcopy(base)
+    for lst in (first, second, first):          # again: the index and the kept entries
+        fast._out, slow._out = [], []
+        a = fast._apply_completed(lst)           # type: ignore[arg-type]
+        b = slow._apply_completed_slow(lst)      # type: ignore[arg-type]
+        assert a == b
+        assert _state(fast, fast._out) == _state(slow, slow._out)
+
+
+def test_keep_current_index_follows_whole_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = 0
+    fast = Node._keep_current
+
+    def checked(self: Node, keep: dict[tuple[int, int], MigrationInfo]
+                ) -> dict[tuple[int, int], MigrationInfo]:
+        nonlocal calls
+        want = dict(keep)
+        vl = self.versions.tolist()
+        for mid, x in self.completed.items():
+            if mid not in want and vl[x.partition] == x.final:
+                want[mid] = x
+        got = fast(self, keep)
+        assert list(got.items()) == list(want.items())
+        calls += 1
+        return got
+
+    monkeypatch.setattr(Node, "_keep_current", checked)
+    for seed in range(6):
+        r = sim.run(seed, partitions=32, entries=300, backup_count=seed % 3)
+        assert r.ok, r.summary()
+    assert calls > 100
+
+
+def test_attention_never_raises_on_malformed_entries() -> None:
+    v = np.arange(4, dtype=np.int32)
+    odd = (None, 1.5, "x", MigrationInfo((1, 1), 2**80, 1, 0, -1, 2, -1, 0, 1, 1, 2, SUCCESS),
+           MigrationInfo((1, 2), 1, 1, 0, -1, 2, -1, 0, 1, 1, 2**80, SUCCESS),
+           MigrationInfo((1, 3), True, 1, 0, -1, 2, -1, 0, 1, 1, 2, SUCCESS))
+    for i, x in enumerate(odd):
+        assert _lists.attention((x,), 0, v, MigrationInfo, 7, set(), {}, {}, 2) == 0, i
+    ok = MigrationInfo((1, 9), 3, 1, 0, -1, 2, -1, 0, 1, 1, 2, SUCCESS)
+    assert _lists.attention((ok, ok), 0, v, MigrationInfo, 7, set(), {}, {}, 5) == 2
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 40), st.integers(1, 7), st.integers(0, 2**32 - 1))
+def test_scan_kernels_equal_their_numpy_rules(rows: int, width: int, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    ids = rng.choice(np.arange(0, 12), size=rng.integers(1, 8), replace=False)
+    table = rng.choice(np.r_[-1, -1, np.arange(0, 14), 2**30], size=(rows, width)).astype(np.int32)
+    versions = rng.integers(0, 100, rows).astype(np.int32)
+    # dense: ids -> positions, everything else -1
+    at = np.full(int(ids.max()) + 1, -1, dtype=np.int32)
+    at[ids] = np.arange(len(ids), dtype=np.int32)
+    pos = {int(m): i for i, m in enumerate(ids)}
+    want = np.vectorize(lambda v: pos.get(int(v), -1), otypes=[np.int32])(table)
+    assert np.array_equal(_scan.dense(table, at), want)
+    # repair: clear non-members, bump versions, rows with an empty owner and a replica
+    flags = np.zeros(int(ids.max()) + 1, dtype=np.uint8)
+    flags[ids] = 1
+    bad = (table >= 0) & ~np.isin(table, ids)
+    want_t = np.where(bad, -1, table)
+    want_v = versions + bad.sum(axis=1).astype(np.int32)
+    want_need = np.flatnonzero((want_t[:, 0] == -1) & (want_t >= 0).any(axis=1))
+    t, v = table.copy(), versions.copy()
+    cleared, need = _scan.repair(t, v, flags)
+    assert cleared == int(bad.sum())
+    assert np.array_equal(t, want_t) and np.array_equal(v, want_v)
+    assert np.array_equal(need, want_need)
+
+
+def test_advance_versions_finds_the_first_decrease_and_remembers() -> None:
+    last = np.array([3, 5, 7, 9], dtype=np.int32)
+    assert advance_versions(np.array([3, 6, 7, 9], dtype=np.int32), last) == -1
+    assert last.tolist() == [3, 6, 7, 9]
+    assert advance_versions(np.array([4, 6, 2, 1], dtype=np.int32), last) == 2
+    assert last.tolist() == [4, 6, 7, 1]          # the first decrease keeps its old value
