@@ -6,7 +6,9 @@
 - ``test_master_plan_step`` vs ``test_plan_migrations_alone`` (and vs the arrangement):
   a 20,000-partition master of 10 members sees an 11th join and plans; the step is
   ``Node.handle(MembershipChanged)``: repair, repartition (``arrange``), plan, apply the
-  instant decisions, build the executor and start the first migrations.
+  instant decisions, build the executor and start the first migrations. Its floor is
+  ``test_arrange_then_plan`` (the two kernels back to back); ``test_executor_first_ready``
+  is the executor's share (built from the plan, asked once what to start).
 """
 from __future__ import annotations
 
@@ -61,6 +63,23 @@ def test_plan_migrations_alone(benchmark, tables: tuple[np.ndarray, np.ndarray])
     cur, tgt = tables
     plan = benchmark(hzfast.plan_migrations, cur, tgt)
     assert len(plan) > 0
+
+
+def test_arrange_then_plan(benchmark, tables: tuple[np.ndarray, np.ndarray]) -> None:
+    cur, tgt = tables
+
+    def both() -> int:
+        target = hzfast.arrange(cur, Members.from_count(11), replica_count=7)
+        return len(hzfast.plan_migrations(cur, target))
+
+    assert benchmark(both) == len(hzfast.plan_migrations(cur, tgt))
+
+
+def test_executor_first_ready(benchmark, tables: tuple[np.ndarray, np.ndarray]) -> None:
+    cur, tgt = tables
+    plan = hzfast.plan_migrations(cur, tgt)
+    first = benchmark(lambda: hzfast.migration.Executor(plan, None, 10).ready())
+    assert len(first) > 0
 
 
 def test_arrange_alone(benchmark, tables: tuple[np.ndarray, np.ndarray]) -> None:
