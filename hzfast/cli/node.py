@@ -122,6 +122,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     ch.add_argument("--kill-after-commits", type=_count(0), default=0,
                     help="wait for this many committed migrations after each join before "
                          "the kill (default: kill as soon as migrations are active)")
+    ch.add_argument("--scenario", choices=("5444",), default=None,
+                    help="Hazelcast issue #5444 instead: 2 members, one killed, a joiner "
+                         "killed mid re-replication (--kill-after-commits, default 30)")
     ch.add_argument("--value-bytes", type=_count(1), default=100, help="bytes per value")
     ch.add_argument("-p", "--partitions", type=_count(1), default=271, help="partitions")
     ch.add_argument("-b", "--backups", type=_count(1), default=1, help="synchronous backups")
@@ -306,9 +309,17 @@ def _status_table(d: dict[str, Any]) -> Table:
 
 def cmd_chaos(args: argparse.Namespace) -> int:
     """``hzfast chaos``: the kill -9 test; exit 1 when the safe design lost an entry."""
-    from hzfast.node.chaos import run_chaos
+    from hzfast.node.chaos import run_5444, run_chaos
     say = (lambda text: print(text, file=sys.stderr, flush=True)) if not args.json else None
     try:
+        if args.scenario == "5444":
+            out = asyncio.run(run_5444(design=args.design, entries=args.entries,
+                                       partitions=args.partitions, value_bytes=args.value_bytes,
+                                       kill_after_commits=args.kill_after_commits or 30))
+            out.setdefault("members", 2)
+            out.setdefault("seed", args.seed)
+            emit(args, out, _render_chaos)
+            return 1 if args.design == "safe" and out["entries_lost"] else 0
         out = asyncio.run(run_chaos(
             members=args.members, entries=args.entries, kills=args.kills, seed=args.seed,
             design=args.design, partitions=args.partitions, backups=args.backups,

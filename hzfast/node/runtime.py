@@ -42,6 +42,7 @@ __all__ = ["Member", "Settings"]
 log = logging.getLogger("hzfast.node")
 
 MemberEntry = tuple[int, str, int]          # (member id, host, port)
+_CHUNK_FIELDS = 64                          # a chunk frame's bytes besides its entries
 
 
 @dataclass(frozen=True)
@@ -422,11 +423,12 @@ class Member:
             limit = self.settings.chunk_bytes
             seq, lo, size = 0, 0, 0
             for i, (k, v) in enumerate(entries):
-                size += len(k) + len(v) + 8
-                if size >= limit:
+                n = 4 * len(k) + len(v) + 16          # an upper bound of the entry's bytes
+                if i > lo and size + n > limit:       # a chunk over the limit holds one entry
                     peer.send(wire.frame("chunk", eid, mode, mid[0], mid[1], p,
-                                         [list(kv) for kv in entries[lo:i + 1]], seq, False))
-                    seq, lo, size = seq + 1, i + 1, 0
+                                         [list(kv) for kv in entries[lo:i]], seq, False))
+                    seq, lo, size = seq + 1, i, 0
+                size += n
             peer.send(wire.frame("chunk", eid, mode, mid[0], mid[1], p,
                                  [list(kv) for kv in entries[lo:]], seq, True))
             self.stats["bytes_sent"] += sum(len(v) for _, v in entries)
@@ -495,7 +497,7 @@ class Member:
                 self._feed(MessageReceived(sender, m))   # the node rejects unknown senders
             elif tag == "members":
                 version, next_id, members = f[1], f[2], f[3]
-                if members and members[0][0] == sender:    # only a master publishes
+                if known and members and members[0][0] == sender:   # a known master's
                     self._apply_view(version, next_id, members)
             elif tag == "chunk":
                 self._on_chunk(sender, known, *f[1:])
@@ -601,13 +603,18 @@ class Member:
         self._check_keys(p, [k for k, _ in entries])
         backups = node.backups(p).tolist()
         live = {m for m, _, _ in self.view}
+        self._req += 1
+        req = self._req
+        data = wire.frame("backup", req, p, [list(e) for e in entries])
+        if len(data) - 4 + _CHUNK_FIELDS > self.settings.max_frame:
+            # the backup frame, and later a migration's chunk, must fit a member's frame
+            raise _Refused("too_large", f"partition {p}: {len(data) - 4} bytes of entries do "
+                                        f"not fit a member's frame ({self.settings.max_frame} "
+                                        f"less {_CHUNK_FIELDS} for a migration chunk's fields)")
         self.store.put(p, entries)
         self.stats["puts"] += len(entries)
         if any(b < 0 or b not in live for b in backups):
             raise _Refused("backup_failed", f"partition {p} lacks a live backup", None)
-        self._req += 1
-        req = self._req
-        data = wire.frame("backup", req, p, [list(e) for e in entries])
         futs = []
         for b in backups:
             futs.append(self._wait("backup", b, req))

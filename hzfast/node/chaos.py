@@ -1,0 +1,425 @@
+"""Local clusters of member processes, and the kill -9 chaos test (docs/node.md §5).
+
+:class:`LocalCluster` starts ``hzfast node`` processes on 127.0.0.1, learns each one's
+port from its ready line, kills them with SIGKILL and stops every process it started by
+PID (also when the caller fails). :func:`run_chaos` writes entries through a
+:class:`~hzfast.node.Client` while members join and are killed mid-migration (never more
+at once than ``backups``, and the cluster settles between kills), then reads every
+acknowledged key back. Every wait is bounded in time.
+"""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import random
+import select
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from hzfast.node.client import Client, ClientError
+
+__all__ = ["TARGETS", "LocalCluster", "Process", "cluster_status", "run_5444", "run_chaos",
+           "settled"]
+
+#: Whom :func:`run_chaos` kills: a random live member, the master, or the member that
+#: just joined (Hazelcast's issue #5444: it dies while data is re-replicated to it).
+TARGETS = ("random", "master", "joiner")
+
+
+@dataclass
+class Process:
+    """One member process started by a :class:`LocalCluster`."""
+
+    member: int
+    pid: int
+    port: int
+    popen: subprocess.Popen[bytes] = field(repr=False)
+    log: str = ""
+
+    @property
+    def address(self) -> tuple[str, int]:
+        return ("127.0.0.1", self.port)
+
+    @property
+    def alive(self) -> bool:
+        return self.popen.poll() is None
+
+
+class LocalCluster:
+    """Member processes on 127.0.0.1 (a context manager that stops them all).
+
+    Parameters
+    ----------
+    partitions, backups, max_parallel_migrations, design
+        The cluster's settings (``hzfast node`` flags).
+    heartbeat_ms, suspect_ms, timeout_ms : int
+        The failure detector's period and silence limit, and the protocol's timeout.
+    log_dir : str, optional
+        Where each member's stderr goes (``member-<n>.log``); default a temporary folder.
+    """
+
+    def __init__(self, *, partitions: int = 271, backups: int = 1,
+                 max_parallel_migrations: int = 10, design: str = "safe",
+                 heartbeat_ms: int = 100, suspect_ms: int = 2500, timeout_ms: int = 5000,
+                 log_dir: str | None = None, log_level: str = "WARNING") -> None:
+        self.flags = ["--partitions", str(partitions), "--backups", str(backups),
+                      "--max-parallel-migrations", str(max_parallel_migrations),
+                      "--design", design, "--heartbeat-ms", str(heartbeat_ms),
+                      "--suspect-ms", str(suspect_ms), "--timeout-ms", str(timeout_ms),
+                      "--log-level", log_level]
+        self.log_dir = log_dir or tempfile.mkdtemp(prefix="hzfast-cluster-")
+        self.procs: list[Process] = []
+        self._n = 0
+
+    def __enter__(self) -> LocalCluster:  # noqa: PYI034 - Python 3.10 has no typing.Self
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop_all()
+
+    @property
+    def live(self) -> list[Process]:
+        return [p for p in self.procs if p.alive]
+
+    def start_member(self, join: tuple[str, int] | None = None, *, port: int = 0,
+                     wait: float = 30.0) -> Process:
+        """Start one member (joining ``join``) and wait for its ready line.
+
+        Raises
+        ------
+        RuntimeError
+            The process exited or printed nothing within ``wait`` seconds (it is killed).
+        """
+        self._n += 1
+        log = os.path.join(self.log_dir, f"member-{self._n}.log")
+        cmd = [sys.executable, "-m", "hzfast", "node", "--port", str(port), *self.flags]
+        if join is not None:
+            cmd += ["--join", f"{join[0]}:{join[1]}"]
+        with open(log, "ab") as err:
+            popen = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err,
+                                     stdin=subprocess.DEVNULL)
+        assert popen.stdout is not None
+        end = time.monotonic() + wait
+        line = b""
+        while time.monotonic() < end and not line.endswith(b"\n"):
+            ready, _, _ = select.select([popen.stdout], [], [], max(0.0, end - time.monotonic()))
+            if not ready:
+                break
+            chunk = os.read(popen.stdout.fileno(), 4096)
+            if not chunk:
+                break
+            line += chunk
+        try:
+            info = json.loads(line.decode())
+            proc = Process(int(info["member"]), popen.pid, int(info["port"]), popen, log)
+        except (ValueError, KeyError):
+            _stop(popen)
+            with open(log, "rb") as f:
+                tail = f.read()[-400:].decode(errors="replace").strip()
+            raise RuntimeError(f"member process {popen.pid} did not start: {tail}") from None
+        self.procs.append(proc)
+        return proc
+
+    def kill(self, proc: Process) -> None:
+        """SIGKILL one member and reap it."""
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(proc.pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.popen.wait(timeout=10)
+
+    def stop_all(self) -> None:
+        """Stop every process this cluster started, by PID: SIGTERM, then SIGKILL."""
+        for p in self.procs:
+            _stop(p.popen)
+
+
+def _stop(popen: subprocess.Popen[bytes]) -> None:
+    if popen.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            popen.terminate()
+        try:
+            popen.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                popen.kill()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                popen.wait(timeout=5)
+    if popen.stdout is not None:
+        popen.stdout.close()
+
+
+async def cluster_status(client: Client, addresses: list[tuple[str, int]]
+                         ) -> dict[tuple[str, int], dict[str, Any] | None]:
+    """Every member's status (``None`` where it did not answer)."""
+    async def one(a: tuple[str, int]) -> dict[str, Any] | None:
+        try:
+            return await client.status(a)
+        except (OSError, asyncio.TimeoutError, ConnectionError, ClientError):
+            return None
+    got = await asyncio.gather(*(one(a) for a in addresses))
+    return dict(zip(addresses, got))
+
+
+def settled(statuses: list[dict[str, Any] | None], expect: int) -> bool:
+    """Every member answered, sees ``expect`` members, is SAFE, agrees on the stamp, and
+    the master is idle."""
+    if not statuses or any(s is None for s in statuses):
+        return False
+    sts = [s for s in statuses if s is not None]
+    views = {tuple(m[0] for m in s["members"]) for s in sts}
+    return (len(views) == 1 and len(next(iter(views))) == expect
+            and all(s["state"] == "SAFE" and not s["busy"] for s in sts)
+            and len({s["stamp"] for s in sts}) == 1)
+
+
+def _describe(statuses: list[dict[str, Any] | None]) -> str:
+    return "; ".join("?" if s is None else
+                     f"m{s['member']} {s['state']} view {[m[0] for m in s['members']]} "
+                     f"stamp {s['stamp']} active {s['active']}{' busy' if s['busy'] else ''}"
+                     for s in statuses)
+
+
+async def _wait_settled(client: Client, cluster: LocalCluster, seen: dict[int, dict[str, Any]],
+                        timeout: float) -> str:
+    """'' once settled, else what the members said last."""
+    end = time.monotonic() + timeout
+    last: list[dict[str, Any] | None] = []
+    while time.monotonic() < end:
+        procs = cluster.live
+        st = await cluster_status(client, [p.address for p in procs])
+        last = list(st.values())
+        for s in last:
+            if s is not None:
+                seen[s["member"]] = s
+        if settled(last, len(procs)):
+            return ""
+        await asyncio.sleep(0.1)
+    return _describe(last) or "no member answered"
+
+
+def _value(key: str, size: int) -> bytes:
+    head = key.encode()
+    return (head * (size // max(1, len(head)) + 1))[:size]
+
+
+async def run_chaos(*, members: int = 4, entries: int = 20_000, kills: int = 3, seed: int = 0,
+                    design: str = "safe", partitions: int = 271, backups: int = 1,
+                    max_parallel_migrations: int = 10, value_bytes: int = 100,
+                    suspect_ms: int = 2500, settle_timeout: float | None = None,
+                    target: str = "random", kill_after_commits: int = 0,
+                    progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """The chaos test: write, join and kill -9 members mid-migration, read back.
+
+    Each kill follows a join: the joiner starts, the kill waits (up to 5 s; 20 s with
+    ``kill_after_commits``) until some member reports an active migration and the
+    masters committed ``kill_after_commits`` migrations since the join, then SIGKILLs
+    the ``target``, then waits for the cluster to settle before the next join.
+
+    Returns
+    -------
+    dict
+        ``entries_acknowledged``, ``entries_lost`` (acknowledged, then not read back with
+        its value), ``kills``, ``joins``, ``migrations_committed``, ``migrations_failed``,
+        ``final_stamp_agreed``, ``seconds``, and what each kill hit.
+    """
+    if target not in TARGETS:
+        raise ValueError(f"target must be one of {TARGETS}, got {target!r}")
+    if members < 1 or entries < 0 or kills < 0 or value_bytes < 1 or kill_after_commits < 0:
+        raise ValueError("members must be >= 1, entries, kills and kill_after_commits >= 0, "
+                         "value_bytes >= 1")
+    if kills and backups < 1:
+        raise ValueError("kills need backups >= 1 (with no backup a kill loses its data)")
+    if kills and members < 2:
+        raise ValueError("kills need members >= 2")
+    say = progress or (lambda text: None)
+    if settle_timeout is None:     # the legacy design may never settle: do not wait long
+        settle_timeout = 90.0 if design == "safe" else 15.0
+    rng = random.Random(seed)
+    t0 = time.monotonic()
+    seen: dict[int, dict[str, Any]] = {}
+    out: dict[str, Any] = {"members": members, "design": design, "seed": seed,
+                           "partitions": partitions, "backups": backups,
+                           "max_parallel_migrations": max_parallel_migrations,
+                           "entries": entries, "kills": 0, "joins": 0, "killed": [],
+                           "unsettled": []}
+    keys = [f"k{seed}-{i}" for i in range(entries)]
+    acked: set[str] = set()
+    failed: dict[str, str] = {}
+    with LocalCluster(partitions=partitions, backups=backups, design=design,
+                      max_parallel_migrations=max_parallel_migrations,
+                      suspect_ms=suspect_ms) as cluster:
+        first = cluster.start_member()
+        for _ in range(members - 1):
+            cluster.start_member(first.address)
+        client = Client([p.address for p in cluster.procs], deadline=30.0)
+        try:
+            why = await _wait_settled(client, cluster, seen, settle_timeout)
+            if why:
+                raise RuntimeError(f"the cluster did not settle after start: {why}")
+            await client.locate()
+            say(f"{members} members up")
+
+            async def writer() -> None:
+                batch = max(1, entries // 40)
+                for lo in range(0, entries, batch):      # spread over the chaos
+                    part = keys[lo:lo + batch]
+                    ok, bad = await client.put_many([(k, _value(k, value_bytes)) for k in part])
+                    acked.update(ok)
+                    failed.update(bad)
+                    await asyncio.sleep(0.05)
+
+            wtask = asyncio.get_running_loop().create_task(writer())
+            for i in range(kills):
+                live = cluster.live
+                joiner = cluster.start_member(rng.choice(live).address)
+                client.seeds.append(joiner.address)
+                out["joins"] += 1
+                inflight = 0
+                st: dict[tuple[str, int], dict[str, Any] | None] = {}
+                base = sum(s["migrations_committed"] for s in seen.values())
+                end = time.monotonic() + (5.0 if not kill_after_commits else 20.0)
+                while time.monotonic() < end:            # until migrations are under way
+                    st = await cluster_status(client, [p.address for p in cluster.live])
+                    inflight = sum(s["active"] for s in st.values() if s is not None)
+                    for s in st.values():
+                        if s is not None:
+                            seen[s["member"]] = s
+                    done = sum(s["migrations_committed"] for s in seen.values()) - base
+                    if inflight and done >= kill_after_commits:
+                        break
+                    await asyncio.sleep(0.01)
+                master = next((s["master"] for s in st.values() if s is not None), -1)
+                live = cluster.live
+                victim = rng.choice(live)
+                if target == "joiner":
+                    victim = joiner
+                elif target == "master":
+                    victim = next((p for p in live if p.member == master), victim)
+                role = ("master" if victim.member == master
+                        else "joiner" if victim is joiner else "member")
+                cluster.kill(victim)
+                out["kills"] += 1
+                out["killed"].append({"member": victim.member, "role": role,
+                                      "active_migrations": inflight})
+                say(f"kill {i + 1}/{kills}: member {victim.member} ({role}), "
+                    f"{inflight} migrations active")
+                why = await _wait_settled(client, cluster, seen, settle_timeout)
+                if why and design == "safe":
+                    raise RuntimeError(f"the cluster did not settle after kill {i + 1}: {why}")
+                if why:
+                    out["unsettled"].append(f"after kill {i + 1}: {why}")
+            await asyncio.wait_for(wtask, settle_timeout)
+            why = await _wait_settled(client, cluster, seen, settle_timeout)
+            ok = not why
+            if why:
+                out["unsettled"].append(f"at the end: {why}")
+            await client.locate()
+            say(f"settled: {ok}; reading {len(acked)} acknowledged entries back")
+            got = await client.get_many(sorted(acked))
+            lost = [k for k in acked if got.get(k) != _value(k, value_bytes)]
+            final = await cluster_status(client, [p.address for p in cluster.live])
+            for s in final.values():
+                if s is not None:
+                    seen[s["member"]] = s
+            sts = [s for s in final.values() if s is not None]
+            out.update(
+                entries_acknowledged=len(acked), entries_lost=len(lost),
+                entries_not_acknowledged=entries - len(acked),
+                lost_sample=sorted(lost)[:10],
+                migrations_committed=sum(s["migrations_committed"] for s in seen.values()),
+                migrations_failed=sum(s["migrations_failed"] for s in seen.values()),
+                final_stamp_agreed=ok and len({s["stamp"] for s in sts}) == 1
+                and len(sts) == len(cluster.live),
+                final_members=len(cluster.live),
+                client_retries=client.stats["retries"])
+        finally:
+            client.close()
+    out["seconds"] = round(time.monotonic() - t0, 3)
+    return out
+
+
+async def run_5444(*, design: str = "safe", entries: int = 20_000, partitions: int = 271,
+                   kill_after_commits: int = 30, value_bytes: int = 100,
+                   suspect_ms: int = 2500) -> dict[str, Any]:
+    """Hazelcast's issue #5444 on real processes.
+
+    Two members hold ``entries`` acknowledged entries (1 backup). The second is killed;
+    the first, alone, owns every partition. A new member joins and, once the master has
+    committed ``kill_after_commits`` migrations of the re-replication, is killed too.
+    Never more than one member is down at once. Every acknowledged entry is then read
+    back from the survivor: the safe design loses none, the legacy design loses the
+    partitions whose data had moved to the joiner.
+
+    Returns
+    -------
+    dict
+        As :func:`run_chaos` (``kills`` 2, ``joins`` 1).
+    """
+    t0 = time.monotonic()
+    seen: dict[int, dict[str, Any]] = {}
+    out: dict[str, Any] = {"scenario": "5444", "design": design, "entries": entries,
+                           "partitions": partitions, "kills": 0, "joins": 0, "killed": [],
+                           "unsettled": []}
+    keys = [f"k5444-{i}" for i in range(entries)]
+    limit = 90.0 if design == "safe" else 15.0
+    with LocalCluster(partitions=partitions, backups=1, design=design,
+                      suspect_ms=suspect_ms) as cluster:
+        first = cluster.start_member()
+        second = cluster.start_member(first.address)
+        client = Client([first.address, second.address], deadline=30.0)
+        try:
+            why = await _wait_settled(client, cluster, seen, limit)
+            if why:
+                raise RuntimeError(f"the two members did not settle: {why}")
+            await client.locate()
+            acked, _ = await client.put_many([(k, _value(k, value_bytes)) for k in keys])
+            cluster.kill(second)
+            out["kills"] += 1
+            out["killed"].append({"member": second.member, "role": "member",
+                                  "active_migrations": 0})
+            why = await _wait_settled(client, cluster, seen, limit)
+            if why:
+                out["unsettled"].append(f"after the first kill: {why}")
+            base = sum(s["migrations_committed"] for s in seen.values())
+            joiner = cluster.start_member(first.address)
+            out["joins"] += 1
+            active = 0
+            end = time.monotonic() + 30.0
+            while time.monotonic() < end:                 # the re-replication is under way
+                st = await cluster_status(client, [p.address for p in cluster.live])
+                for s in st.values():
+                    if s is not None:
+                        seen[s["member"]] = s
+                active = sum(s["active"] for s in st.values() if s is not None)
+                if sum(s["migrations_committed"] for s in seen.values()) - base \
+                        >= kill_after_commits:
+                    break
+                await asyncio.sleep(0.005)
+            cluster.kill(joiner)
+            out["kills"] += 1
+            out["killed"].append({"member": joiner.member, "role": "joiner",
+                                  "active_migrations": active})
+            why = await _wait_settled(client, cluster, seen, limit)
+            if why:
+                out["unsettled"].append(f"after the joiner's kill: {why}")
+            await client.locate()
+            got = await client.get_many(sorted(acked))
+            lost = [k for k in acked if got.get(k) != _value(k, value_bytes)]
+            out.update(entries_acknowledged=len(acked), entries_lost=len(lost),
+                       lost_sample=sorted(lost)[:10],
+                       migrations_committed=sum(s["migrations_committed"]
+                                                for s in seen.values()),
+                       migrations_failed=sum(s["migrations_failed"] for s in seen.values()),
+                       final_stamp_agreed=not why, final_members=len(cluster.live))
+        finally:
+            client.close()
+    out["seconds"] = round(time.monotonic() - t0, 3)
+    return out
