@@ -277,7 +277,8 @@ class Member:
             return
         raise ConnectionError(f"could not join the cluster at {address[0]}:{address[1]}")
 
-    def _apply_view(self, version: int, next_id: int, members: list[MemberEntry]) -> None:
+    def _apply_view(self, version: int, next_id: int, members: list[MemberEntry],
+                    publish: bool = False) -> None:
         if version <= self.view_version:
             return
         ids = [m for m, _, _ in members]
@@ -295,13 +296,13 @@ class Member:
         for m in [m for m in self.peers if m not in ids]:
             self.peers.pop(m).close()
             self.last_heard.pop(m, None)
-        self.recent.append(f"members v{version}: {ids}")
+        self.recent.append(f"{self.now()} ms members v{version}: {ids}")
+        if publish:       # the list goes out before anything the node sends about it
+            self._broadcast_view()
         self._feed(MembershipChanged(tuple(ids)))
 
     def _publish_view(self, members: list[MemberEntry]) -> None:
-        version = self.view_version + 1
-        self._apply_view(version, self.next_id, members)
-        self._broadcast_view()
+        self._apply_view(self.view_version + 1, self.next_id, members, publish=True)
 
     def _broadcast_view(self) -> None:
         data = wire.frame("members", self.view_version, self.next_id,
@@ -386,8 +387,8 @@ class Member:
             assert isinstance(o, Mark)
             self.marks[o.name] += 1
             if o.name != "table_published":
-                self.recent.append(f"{o.name} p{o.partition} {o.migration or ''} "
-                                   f"{o.detail}".rstrip())
+                self.recent.append(f"{self.now()} ms {o.name} p{o.partition} "
+                                   f"{o.migration or ''} {o.detail}".rstrip())
 
     def _fire(self, key: Hashable) -> None:
         self._timers.pop(key, None)
@@ -682,7 +683,7 @@ class Member:
             "migrations_failed": self.marks["migration_failed"],
             "marks": dict(self.marks), "stats": dict(self.stats),
             "settings": {k: v for k, v in asdict(self.settings).items() if k != "join"},
-            "uptime_ms": self.now(), "recent": list(self.recent)[-10:],
+            "uptime_ms": self.now(), "recent": list(self.recent)[-20:],
         }
 
 

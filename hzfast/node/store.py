@@ -17,15 +17,22 @@ MigrationId = tuple[int, int]
 class Store:
     """Replica data by partition, and data staged by migration id."""
 
-    __slots__ = ("data", "staged")
+    __slots__ = ("_bytes", "data", "staged")
 
     def __init__(self) -> None:
         self.data: dict[int, dict[Key, bytes]] = {}
         self.staged: dict[MigrationId, dict[Key, bytes]] = {}
+        self._bytes: dict[int, int] = {}       # value bytes per partition, kept as it changes
 
     def put(self, partition: int, entries: Iterable[tuple[Key, bytes]]) -> None:
         """Write ``entries`` into ``partition``'s replica data."""
-        self.data.setdefault(partition, {}).update(entries)
+        d = self.data.setdefault(partition, {})
+        delta = 0
+        for k, v in entries:
+            old = d.get(k)
+            delta += len(v) - (len(old) if old is not None else 0)
+            d[k] = v
+        self._bytes[partition] = self._bytes.get(partition, 0) + delta
 
     def get(self, partition: int, keys: Iterable[Key]) -> list[bytes | None]:
         """The values of ``keys`` in ``partition`` (``None`` where absent)."""
@@ -49,11 +56,11 @@ class Store:
         False if nothing was staged and data was to be kept."""
         staged = self.staged.pop(migration, None)
         if not keep:
-            self.data.pop(partition, None)
+            self.clear(partition)
             return True
         if staged is None:
             return False
-        self.data.setdefault(partition, {}).update(staged)
+        self.put(partition, staged.items())
         return True
 
     def discard(self, migration: MigrationId) -> None:
@@ -63,6 +70,7 @@ class Store:
     def clear(self, partition: int) -> None:
         """Drop ``partition``'s replica data."""
         self.data.pop(partition, None)
+        self._bytes.pop(partition, None)
 
     def entries(self) -> int:
         """Entries held over every partition (staged data not counted)."""
@@ -70,4 +78,4 @@ class Store:
 
     def nbytes(self) -> int:
         """Value bytes held over every partition."""
-        return sum(len(v) for d in self.data.values() for v in d.values())
+        return sum(self._bytes.values())
