@@ -310,6 +310,7 @@ def _status_table(d: dict[str, Any]) -> Table:
 def cmd_chaos(args: argparse.Namespace) -> int:
     """``hzfast chaos``: the kill -9 test; exit 1 when the safe design lost an entry."""
     from hzfast.node.chaos import run_5444, run_chaos
+    from hzfast.node.client import ClientError
     say = (lambda text: print(text, file=sys.stderr, flush=True)) if not args.json else None
     try:
         if args.scenario == "5444":
@@ -326,8 +327,8 @@ def cmd_chaos(args: argparse.Namespace) -> int:
             max_parallel_migrations=args.max_parallel_migrations,
             value_bytes=args.value_bytes, target=args.target,
             kill_after_commits=args.kill_after_commits, progress=say))
-    except RuntimeError as exc:
-        raise UserError(str(exc), status=1) from exc
+    except (RuntimeError, ConnectionError, ClientError) as exc:
+        raise UserError(f"the run failed: {exc}", status=1) from exc
     emit(args, out, _render_chaos)
     bad = args.design == "safe" and (out["entries_lost"] or not out["final_stamp_agreed"])
     return 1 if bad else 0

@@ -683,7 +683,7 @@ class Member:
             "migrations_failed": self.marks["migration_failed"],
             "marks": dict(self.marks), "stats": dict(self.stats),
             "settings": {k: v for k, v in asdict(self.settings).items() if k != "join"},
-            "uptime_ms": self.now(), "recent": list(self.recent)[-20:],
+            "uptime_ms": self.now(), "cpu_ms": int(time.process_time() * 1000), "recent": list(self.recent)[-20:],
         }
 
 
