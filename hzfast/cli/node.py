@@ -73,6 +73,8 @@ def _cluster_flags(p: argparse.ArgumentParser) -> None:
                    help="silence after which a member is removed")
     p.add_argument("--timeout-ms", type=_count(1), default=5000,
                    help="the protocol's request and commit timeout")
+    p.add_argument("--link-delay-ms", type=_count(0), default=0,
+                   help="emulated one-way latency of member-to-member links (measurements)")
     p.add_argument("--log-level", choices=("DEBUG", "INFO", "WARNING", "ERROR"),
                    default="WARNING", help="member log level (stderr)")
 
@@ -143,7 +145,8 @@ def _settings(args: argparse.Namespace) -> Any:
                         backups=args.backups,
                         max_parallel_migrations=args.max_parallel_migrations,
                         design=args.design, heartbeat_ms=args.heartbeat_ms,
-                        suspect_ms=args.suspect_ms, timeout_ms=args.timeout_ms)
+                        suspect_ms=args.suspect_ms, timeout_ms=args.timeout_ms,
+                        link_delay_ms=args.link_delay_ms)
     except (ValueError, TypeError) as exc:
         raise UserError(str(exc)) from exc
 
@@ -161,7 +164,7 @@ def cmd_cluster_up(args: argparse.Namespace) -> int:
                            max_parallel_migrations=args.max_parallel_migrations,
                            design=args.design, heartbeat_ms=args.heartbeat_ms,
                            suspect_ms=args.suspect_ms, timeout_ms=args.timeout_ms,
-                           log_level=args.log_level)
+                           log_level=args.log_level, link_delay_ms=args.link_delay_ms)
     try:
         for i in range(args.members):
             port = args.base_port + i if args.base_port else 0

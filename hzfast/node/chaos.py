@@ -62,6 +62,8 @@ class LocalCluster:
         The cluster's settings (``hzfast node`` flags).
     heartbeat_ms, suspect_ms, timeout_ms : int
         The failure detector's period and silence limit, and the protocol's timeout.
+    link_delay_ms : int
+        An emulated one-way latency on every member-to-member link (0: none).
     log_dir : str, optional
         Where each member's stderr goes (``member-<n>.log``); default a temporary folder.
     """
@@ -69,12 +71,13 @@ class LocalCluster:
     def __init__(self, *, partitions: int = 271, backups: int = 1,
                  max_parallel_migrations: int = 10, design: str = "safe",
                  heartbeat_ms: int = 100, suspect_ms: int = 2500, timeout_ms: int = 5000,
-                 log_dir: str | None = None, log_level: str = "WARNING") -> None:
+                 log_dir: str | None = None, log_level: str = "WARNING",
+                 link_delay_ms: int = 0) -> None:
         self.flags = ["--partitions", str(partitions), "--backups", str(backups),
                       "--max-parallel-migrations", str(max_parallel_migrations),
                       "--design", design, "--heartbeat-ms", str(heartbeat_ms),
                       "--suspect-ms", str(suspect_ms), "--timeout-ms", str(timeout_ms),
-                      "--log-level", log_level]
+                      "--log-level", log_level, "--link-delay-ms", str(link_delay_ms)]
         self.log_dir = log_dir or tempfile.mkdtemp(prefix="hzfast-cluster-")
         self.procs: list[Process] = []
         self._n = 0

@@ -67,14 +67,18 @@ class Settings:
     chunk_bytes: int = 1 << 20               #: migration data per frame
     max_frame: int = wire.MAX_FRAME
     first_id: int = 1                        #: the founding member's id
+    link_delay_ms: int = 0                   #: emulated one-way latency of every peer link
 
     def __post_init__(self) -> None:
         for name in ("port", "partitions", "backups", "max_parallel_migrations",
                      "heartbeat_ms", "suspect_ms", "timeout_ms", "write_timeout_ms",
-                     "chunk_bytes", "max_frame", "first_id"):
+                     "chunk_bytes", "max_frame", "first_id", "link_delay_ms"):
             v = getattr(self, name)
             if not isinstance(v, int) or isinstance(v, bool):
                 raise TypeError(f"Settings.{name} must be an int, got {type(v).__name__}")
+        if not 0 <= self.link_delay_ms <= 10_000:
+            raise ValueError(f"Settings.link_delay_ms must be in 0..10,000, got "
+                             f"{self.link_delay_ms}")
         if not 0 <= self.port <= 65535:
             raise ValueError(f"Settings.port must be in 0..65535, got {self.port}")
         if self.heartbeat_ms < 1 or self.suspect_ms <= self.heartbeat_ms:
@@ -100,14 +104,17 @@ class _Peer:
     """The outgoing connection to one member: a queue of frames and a writer task.
 
     Frames queued while the connection is down wait for it; past ``limit`` queued bytes
-    new frames are dropped (the protocol treats that as a lost message).
+    new frames are dropped (the protocol treats that as a lost message). With
+    ``Settings.link_delay_ms`` each frame leaves that long after it was queued, in order
+    (an emulated network latency, for measurements).
     """
 
     def __init__(self, owner: Member, member: int, host: str, port: int) -> None:
         self.owner, self.member, self.host, self.port = owner, member, host, port
-        self.queue: collections.deque[bytes] = collections.deque()
+        self.queue: collections.deque[tuple[float, bytes]] = collections.deque()
         self.queued = 0
         self.limit = 256 << 20
+        self.delay = owner.settings.link_delay_ms / 1000
         self.wake = asyncio.Event()
         self.closed = False
         self.task = asyncio.get_running_loop().create_task(self._run())
@@ -116,7 +123,7 @@ class _Peer:
         if self.closed or self.queued + len(data) > self.limit:
             self.owner.stats["frames_dropped"] += 1
             return
-        self.queue.append(data)
+        self.queue.append((time.monotonic() + self.delay, data))
         self.queued += len(data)
         self.wake.set()
 
@@ -134,7 +141,12 @@ class _Peer:
                 writer.write(hello)
                 while not self.closed:
                     while self.queue:
-                        data = self.queue.popleft()
+                        due, data = self.queue[0]
+                        wait = due - time.monotonic()
+                        if wait > 0:
+                            await writer.drain()
+                            await asyncio.sleep(wait)
+                        self.queue.popleft()
                         self.queued -= len(data)
                         writer.write(data)
                         if writer.transport.get_write_buffer_size() > 4 << 20:
