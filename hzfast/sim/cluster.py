@@ -250,35 +250,42 @@ class Simulation:
         parts = sorted(self.pending)
         lo, hi = self.write_window
         for p in parts:
-            self._push(self.rng.randint(lo, hi), "write", p)
+            self._push(_randint(self.rng, lo, hi), "write", p)
 
     def _alive(self, m: int) -> bool:
         return m in self.nodes
 
     # ------------------------------------------------------------------ network
     def _deliver(self, src: int, dst: int, m: msg.Message) -> None:
+        now = self.now
+        if not self.faulty:
+            self.seq += 1
+            heapq.heappush(self.heap, (now + 1, self.seq, "msg", (src, dst, m)))
+            return
         rng, fp = self.rng, self.fp
-        delay = rng.randint(1, fp.max_delay) if self.faulty else 1
-        if self.faulty:
-            if fp.slow and rng.random() < fp.slow:
-                delay += rng.randint(1, 10 * fp.max_delay)
-            if fp.drop and rng.random() < fp.drop:
-                self.injected["message_dropped"] += 1
-                return
+        delay = _randint(rng, 1, fp.max_delay)
+        if fp.slow and rng.random() < fp.slow:
+            delay += _randint(rng, 1, 10 * fp.max_delay)
+        if fp.drop and rng.random() < fp.drop:
+            self.injected["message_dropped"] += 1
+            return
+        if self.filters:
             f = self.filters.get(type(m))
-            if f is not None and self.now < f[1]:
+            if f is not None and now < f[1]:
                 if f[0] == "drop":
                     self.injected["message_filtered"] += 1
                     return
                 delay += 50
                 self.injected["message_delayed"] += 1
+        if self.clogged:
             until = self.clogged.get((src, dst), 0)
-            if until > self.now:
-                delay += until - self.now
-            if fp.duplicate and rng.random() < fp.duplicate:
-                self.injected["message_duplicated"] += 1
-                self._push(self.now + delay + rng.randint(0, fp.max_delay), "msg", (src, dst, m))
-        self._push(self.now + delay, "msg", (src, dst, m))
+            if until > now:
+                delay += until - now
+        if fp.duplicate and rng.random() < fp.duplicate:
+            self.injected["message_duplicated"] += 1
+            self._push(now + delay + _randint(rng, 0, fp.max_delay), "msg", (src, dst, m))
+        self.seq += 1
+        heapq.heappush(self.heap, (now + delay, self.seq, "msg", (src, dst, m)))
 
     # ------------------------------------------------------------------ node calls
     def _handle(self, mid: int, ev: Any) -> None:
@@ -321,7 +328,7 @@ class Simulation:
             elif t is CancelTimer:
                 self.timer_tok.pop((mid, o.key), None)     # type: ignore[attr-defined]
             elif t is Effect:        # a member's effects are performed in order
-                at = max(self.now + (self.rng.randint(1, 3) if self.faulty else 1),
+                at = max(self.now + (_randint(self.rng, 1, 3) if self.faulty else 1),
                          self.effect_free.get(mid, 0))
                 self.effect_free[mid] = at
                 self._push(at, "effect", (mid, o))
@@ -456,7 +463,7 @@ class Simulation:
         if kind in ("copy", "sync"):
             snap = set(st.get(p, ()))
             to = e.to
-            d = self.rng.randint(1, self.fp.max_delay) if self.faulty else 1
+            d = _randint(self.rng, 1, self.fp.max_delay) if self.faulty else 1
             if self.faulty and self.fp.drop and self.rng.random() < self.fp.drop:
                 self.injected["transfer_dropped"] += 1
                 self._push(self.now + d, "done", (mid, e.id, False))
@@ -508,12 +515,12 @@ class Simulation:
         self.write_batches += 1
         tries = self.write_tries.get(p, 0) + 1
         self.write_tries[p] = tries
-        retry = self.now + min(10 * tries, 200) + (rng.randint(0, 20) if self.faulty else 0)
+        retry = self.now + min(10 * tries, 200) + (_randint(rng, 0, 20) if self.faulty else 0)
         live = [m for m in self.view if self.nodes[m].initialized]
         if not live:
             self._push(retry, "write", p)
             return
-        view = self.nodes[rng.choice(live)]           # the client's cached table
+        view = self.nodes[live[_randint(rng, 0, len(live) - 1)]]   # the client's cached table
         owner = view.replicas.item(p, 0)
         batch = keys                                  # (pending[p]: replaced, never changed)
         self.attempted |= batch
@@ -686,8 +693,7 @@ class Simulation:
         if self.view:
             master = self.nodes[self.view[0]]
             if master.initialized:
-                for p in range(self.P):
-                    o = int(master.replicas[p, 0])
+                for p, o in enumerate(master.replicas[:, 0].tolist()):
                     if o in self.nodes:
                         read |= self.store[o].get(p, set())
         lost = acked - read
@@ -724,10 +730,11 @@ class Simulation:
         if need and not np.isin(reps[:, :need], np.asarray(self.view)).all():
             self._violation("a replica index below min(members, 7) is not held by a live member")
         copies = min(self.bc + 1, data_members)
+        rows = reps[:, :copies].tolist()
         for p in range(self.P):
             if not self.acked.get(p):
                 continue
-            row = [int(v) for v in reps[p, :copies]]
+            row = rows[p]
             owner = self.store[row[0]].get(p, set()) if row[0] in self.nodes else set()
             for b in row[1:]:          # anti-entropy: backups take what the owner has
                 if b in self.nodes:
@@ -742,6 +749,18 @@ class Simulation:
                 if self.store[b].get(p) != owner:
                     self._violation(f"partition {p}: backup m{b} differs from the owner")
                     return
+
+
+def _randint(rng: random.Random, lo: int, hi: int) -> int:
+    """``rng.randint(lo, hi)`` with the same draws from the same stream (CPython's
+    ``_randbelow_with_getrandbits``), without its two extra Python calls."""
+    n = hi - lo + 1
+    k = n.bit_length()
+    for _ in range(10_000):              # each try fails with probability < 1/2
+        r = rng.getrandbits(k)
+        if r < n:
+            return lo + r
+    raise AssertionError("getrandbits never fell below the range")   # pragma: no cover
 
 
 def _short(o: object) -> str:

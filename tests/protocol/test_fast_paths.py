@@ -95,10 +95,19 @@ def test_apply_completed_fast_equals_the_entry_by_entry_rule(
     fast, slow = base, copy.deepcopy(base)
     for lst in (first, second, first):          # again: the index and the kept entries
         fast._out, slow._out = [], []
-        a = fast._apply_completed(lst)           # type: ignore[arg-type]
-        b = slow._apply_completed_slow(lst)      # type: ignore[arg-type]
-        assert a == b
+        a = _outcome(fast._apply_completed, lst)
+        b = _outcome(slow._apply_completed_slow, lst)
+        assert a == b           # the same answer, or the same exception (a final past int32)
         assert _state(fast, fast._out) == _state(slow, slow._out)
+        if isinstance(a, type):
+            break
+
+
+def _outcome(apply: object, lst: tuple[object, ...]) -> object:
+    try:
+        return apply(lst)                        # type: ignore[operator]
+    except OverflowError as e:
+        return type(e)
 
 
 def test_keep_current_index_follows_whole_runs(monkeypatch: pytest.MonkeyPatch) -> None:
