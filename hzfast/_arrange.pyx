@@ -746,7 +746,7 @@ cdef void hole_rows(Work* w, intp_t t) noexcept nogil:
 cdef void fill_c(Work* w) noexcept nogil:
     """The hole lists (hole_rows on each chunk), then step 4 (after arrange_c, with hlist
     allocated at the size it returned)."""
-    cdef intp_t P = w.P, W = w.W, M = w.M, G = w.G, R_fill = w.R_fill
+    cdef intp_t W = w.W, M = w.M, G = w.G, R_fill = w.R_fill
     cdef intp_t p, r, g, t, q
     cdef int32_t m, best, cand
     cdef int64_t best_cap, maxcap, idx, iend
@@ -767,8 +767,8 @@ cdef void fill_c(Work* w) noexcept nogil:
     cdef int64_t st
     cdef intp_t sM
     cdef int32_t gc
-    cdef intp_t lo, hi, gg, j
-    cdef bint wrapped, marked
+    cdef intp_t lo, hi, gg
+    cdef bint wrapped
     cdef uint64_t cands, hb, avail
     if w.T == 1:
         hole_rows(w, 0)
