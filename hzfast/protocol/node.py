@@ -138,13 +138,15 @@ def _ids_of(dense: NDArray[np.int32], ids: NDArray[np.int64]) -> NDArray[np.int3
 class _Run:
     """The master's running plan: the executor and the migrations in flight."""
 
-    __slots__ = ("aborted", "executor", "ids", "inflight")
+    __slots__ = ("aborted", "changes", "executor", "idle_at", "ids", "inflight")
 
     def __init__(self, executor: Executor, ids: NDArray[np.int64]) -> None:
         self.executor = executor
         self.ids = ids                                  # dense index -> member id
         self.inflight: dict[MigrationId, tuple[int, MigrationInfo, str, int]] = {}
         self.aborted = False
+        self.changes = 0            # executor calls that change its state (started/finished)
+        self.idle_at = -1           # ``changes`` when ready() last had nothing to start
 
 
 class Node:
@@ -542,20 +544,19 @@ class Node:
             return False
         ok = True
         vers = self.versions
-        if not isinstance(lst, tuple) or vers.dtype != np.int32 or vers.ndim != 1 \
-                or not vers.flags.c_contiguous:
-            return self._apply_completed_slow(lst)
-        n = len(lst)
-        stop = n
-        i = 0
         unconfirmed = self._unconfirmed
         finalized = self._finalized
         active = self.active
         me = self.me
         R = self.config.replica_count
-        for _ in range(n + 1):
-            i = _lists.attention(lst, i, vers, MigrationInfo, R, finalized, active,
+        try:                 # (the kernel takes a tuple and a C-contiguous int32 vector)
+            i = _lists.attention(lst, 0, vers, MigrationInfo, R, finalized, active,
                                  unconfirmed, me)
+        except (TypeError, ValueError):
+            return self._apply_completed_slow(lst)
+        n = len(lst)
+        stop = n
+        for _ in range(n + 1):
             if i >= n:
                 break
             x = lst[i]                         # the full rule for this one entry
@@ -580,7 +581,8 @@ class Node:
                 self._finalize(x)
             elif x.id not in finalized:
                 self._finalize(x)
-            i += 1
+            i = _lists.attention(lst, i + 1, vers, MigrationInfo, R, finalized, active,
+                                 unconfirmed, me)
         if not self.is_master:
             self.completed = self._keep_current(_lists.keyed(lst, stop))
         return ok
@@ -632,10 +634,11 @@ class Node:
         """
         old = self.completed
         vers = self.versions
-        if vers.dtype != np.int32 or vers.ndim != 1 or not vers.flags.c_contiguous:
+        if type(vers) is not np.ndarray or vers.dtype != np.int32 or vers.ndim != 1 \
+                or not vers.flags.c_contiguous:
             vers = np.ascontiguousarray(vers, dtype=np.int32)
         seen = self._kc_vers
-        if old is not self._kc_dict or len(old) != self._kc_len or seen.shape != vers.shape:
+        if old is not self._kc_dict or len(old) != self._kc_len or len(seen) != len(vers):
             index: dict[int, set[MigrationId]] = {}
             for mid, x in old.items():
                 index.setdefault(x.partition, set()).add(mid)
@@ -990,6 +993,7 @@ class Node:
         self._mark("master_committed", done)
         self._finalize(done)
         run.executor.finished(i, True)
+        run.changes += 1
         if self.config.design == "legacy":
             self._publish_table()
         elif len(self.completed) >= self.config.publish_threshold and self._publish is None:
@@ -1012,6 +1016,7 @@ class Node:
                 self._send(m, self._table_message())
         if ent is not None:
             run.executor.finished(ent[0], False)
+            run.changes += 1
 
     def _on_publish_ack(self, m: msg.PublishCompletedAck) -> None:
         pub = self._publish
@@ -1291,8 +1296,11 @@ class Node:
         run = self._run
         assert run is not None
         ex = run.executor
-        if not run.aborted and not ex.failed:
-            for i in ex.ready().tolist():
+        if not run.aborted and not ex.failed and run.idle_at != run.changes:
+            rows = ex.ready().tolist()      # (unchanged executor: the same empty answer)
+            if not rows:
+                run.idle_at = run.changes
+            for i in rows:
                 if ex.failed:
                     break
                 self._start(int(i))
@@ -1316,9 +1324,11 @@ class Node:
         owner = self.replicas.item(p, 0)
         members = self.members
         ex.started(i)
+        run.changes += 1
         if (owner == -1 or owner not in members or x.destination not in members
                 or (x.source >= 0 and x.source not in members)):
             ex.finished(i, False)
+            run.changes += 1
             self._mark("migration_failed", x, detail="dropped at start: a participant is gone")
             return
         run.inflight[x.id] = (i, x, "request", owner)
