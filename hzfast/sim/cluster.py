@@ -7,6 +7,7 @@ run event for event. See docs/design.md §12 for the model and the checker.
 """
 from __future__ import annotations
 
+import gc
 import heapq
 import random
 from collections import Counter, deque
@@ -596,6 +597,20 @@ class Simulation:
 
     # ------------------------------------------------------------------ main loop
     def run(self) -> SimulationResult:
+        """Run to the end and check (see :func:`hzfast.sim.run`).
+
+        Python's cycle collector is paused for the run: a run makes no reference cycles
+        (reference counting frees all it drops), and the collector's passes over the many
+        live objects cost several per cent (docs/design.md §12)."""
+        paused = gc.isenabled()
+        gc.disable()
+        try:
+            return self._run()
+        finally:
+            if paused:
+                gc.enable()
+
+    def _run(self) -> SimulationResult:
         heap = self.heap
         safe = self.design == "safe"
         next_check = 100

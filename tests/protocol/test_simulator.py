@@ -145,3 +145,19 @@ def test_crash_at_validates() -> None:
         CrashAt("master", "no_such_mark")
     with pytest.raises(ValueError, match="nth"):
         CrashAt("master", "master_committed", 0)
+
+
+def test_a_run_pauses_the_cycle_collector_and_leaves_no_cycles() -> None:
+    import gc
+
+    gc.collect()
+    assert gc.isenabled()
+    r = sim.run(3, partitions=16, entries=200)
+    assert r.ok and gc.isenabled()                   # restored
+    assert gc.collect() == 0                         # nothing waited for the collector
+    gc.disable()
+    try:
+        sim.run(3, partitions=16, entries=200)
+        assert not gc.isenabled()                    # a caller's paused collector stays so
+    finally:
+        gc.enable()
