@@ -178,3 +178,15 @@ def test_advance_versions_finds_the_first_decrease_and_remembers() -> None:
     assert last.tolist() == [3, 6, 7, 9]
     assert advance_versions(np.array([4, 6, 2, 1], dtype=np.int32), last) == 2
     assert last.tolist() == [4, 6, 7, 1]          # the first decrease keeps its old value
+
+
+def test_the_simulators_randint_takes_randints_draws() -> None:
+    import random
+
+    from hzfast.sim.cluster import _randint
+
+    a, b = random.Random(11), random.Random(11)
+    for i in range(20_000):
+        lo, hi = [(1, 2), (1, 5), (1, 15), (0, 20), (1, 3), (0, 1), (1, 150), (7, 7)][i % 8]
+        assert _randint(b, lo, hi) == a.randint(lo, hi)
+        assert b.random() == a.random()         # and leaves the stream where randint does
