@@ -55,7 +55,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--keep-going", action="store_true",
                    help="run every seed even after a failure")
     p.add_argument("-j", "--jobs", type=_positive, default=1,
-                   help="worker processes (seeds run in chunks; same results for any count)")
+                   help="worker processes (seeds run in chunks; same results for any count; "
+                        "one process where fork is not available)")
     p.set_defaults(func=cmd_simulate)
 
 
@@ -99,7 +100,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         lo, hi = args.seed_start, args.seed_start + args.seeds
         try:
             with busy(f"simulating {args.seeds} seeds", total=args.seeds) as advance:
-                if jobs == 1 or args.seeds <= _CHUNK:
+                if jobs == 1 or args.seeds <= _CHUNK or not _can_fork():
                     for seed in range(lo, hi):
                         r = sim.run(seed, **params)
                         trace = r.trace
@@ -185,6 +186,12 @@ def _chunk(task: tuple[dict[str, Any], int, int, bool]) -> _Tally:
         if not tally.add(sim.run(seed, **params), params["design"]) and not keep_going:
             break
     return tally
+
+
+def _can_fork() -> bool:
+    import multiprocessing
+
+    return "fork" in multiprocessing.get_all_start_methods()
 
 
 def _parallel(tally: _Tally, params: dict[str, Any], lo: int, hi: int, jobs: int,
