@@ -8,8 +8,20 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hzfast.protocol import (Config, Effect, EffectDone, Mark, MembershipChanged, MessageReceived,
-                             MigrationInfo, MigrationStatus, Node, Send, TimerFired, messages)
+from hzfast.protocol import (
+    Config,
+    Effect,
+    EffectDone,
+    Mark,
+    MembershipChanged,
+    MessageReceived,
+    MigrationInfo,
+    MigrationStatus,
+    Node,
+    Send,
+    TimerFired,
+    messages,
+)
 
 P = 8
 
@@ -43,7 +55,7 @@ def test_first_master_initializes_and_publishes() -> None:
 def test_same_events_same_outputs() -> None:
     runs = []
     for _ in range(2):
-        a, b = _pair()
+        a, _b = _pair()
         out = a.handle(MembershipChanged((1, 2, 3)), 5)
         runs.append(repr(out))
     assert runs[0] == runs[1]
@@ -76,7 +88,7 @@ def _info(p: int, initial: int, status: MigrationStatus = MigrationStatus.SUCCES
 
 
 def test_messages_from_a_non_master_are_rejected() -> None:
-    a, b = _pair()
+    _a, b = _pair()
     before = b.replicas.copy(), b.versions.copy()
     forged = messages.PartitionTableUpdate(3, np.zeros((P, 7), np.int32), b.versions + 5)
     out = b.handle(MessageReceived(3, forged), 2)          # 3 is not even a member
@@ -90,13 +102,13 @@ def test_messages_from_a_non_master_are_rejected() -> None:
 
 
 def test_sender_must_match_the_connection() -> None:
-    a, b = _pair()
+    _a, b = _pair()
     out = b.handle(MessageReceived(1, messages.PartitionStateCheck(2, 0)), 2)
     assert "message_rejected" in _marks(out)
 
 
 def test_diverged_table_is_rejected_whole() -> None:
-    a, b = _pair()
+    _a, b = _pair()
     r = b.replicas.copy()
     r[3, [0, 1]] = r[3, [1, 0]]                     # same version, other replicas
     v = b.versions.copy()
@@ -121,7 +133,7 @@ def test_newer_table_taken_older_ignored() -> None:
 
 
 def test_partial_update_applies_in_order_and_rejects_a_gap() -> None:
-    a, b = _pair()
+    _a, b = _pair()
     ok = _info(0, 2)
     gap = _info(1, 5)                                # the member is at 2: does not line up
     out = b.handle(MessageReceived(1, messages.PublishCompletedMigrations(1, (ok, gap))), 2)
@@ -141,7 +153,7 @@ def test_failed_migration_adds_its_recorded_increment() -> None:
 
 def test_commit_rules_on_the_destination() -> None:
     """final == current: already applied; final < current: no; initial != current: no."""
-    a, b = _pair()
+    _a, b = _pair()
     p = int(np.flatnonzero(b.replicas[:, 0] == 1)[0])
     # owner 1 and backup 2 swap (a shift up with a shift down): 1 + 1 + 1 = +3
     x = MigrationInfo((1, 5), p, 1, 0, 1, 2, 1, 0, 1, 2, 5)
