@@ -908,7 +908,8 @@ class Node:
                 self._effect("promote", x.partition, x)
             self._send(m.sender, msg.PromotionCommitResponse(self.me, m.batch, True))
             return
-        if (self.initialized and m.versions.shape == self.versions.shape
+        if (self.initialized and isinstance(m.versions, np.ndarray)
+                and m.versions.dtype == np.int32 and m.versions.shape == self.versions.shape
                 and int(_stamp(m.versions)) == self.stamp):
             self._send(m.sender, msg.PromotionCommitResponse(self.me, m.batch, True))
             return
