@@ -232,7 +232,8 @@ def test_frames_from_an_unknown_member_are_refused(cluster):
         with pytest.raises(TimeoutError):       # no backup_ack to a stranger
             s.recv(1)
     after = status(b)
-    assert after["stats"]["messages_received"] == received0 + 1
+    # the member's own peers send it messages meanwhile (state checks): at least ours
+    assert after["stats"]["messages_received"] >= received0 + 1
     assert any(f"FetchPartitionState from {stranger}: unknown member" in r
                for r in after["recent"]), after["recent"]
     assert after["entries"] == before["entries"]  # nothing forged was stored
