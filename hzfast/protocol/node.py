@@ -391,7 +391,8 @@ class Node:
             self._timer_set(("check",), self.config.state_check_interval)
         became = not self._was_master
         self._was_master = True
-        self._unconfirmed.clear()          # the master's own table is the confirmation
+        if became:             # a former member's holds: its own table is the confirmation now
+            self._unconfirmed.clear()
         if (became and old_master not in (-1, self.me) and old_master not in ev.members
                 and self.config.design == "safe"):
             self._start_recovery()
@@ -991,6 +992,11 @@ class Node:
         apply_to_row(self.replicas[p], done)
         self.versions[p] = x.final
         self.completed[done.id] = done
+        if x.destination == self.me and x.destination_new_index == 0 \
+                and self.config.design == "safe":
+            # the master took the partition: no writes until every member knows, or a new
+            # master that never heard of the commit would fail it and lose them
+            self._unconfirmed[p] = x.id
         self._mark("master_committed", done)
         self._finalize(done)
         run.executor.finished(i, True)
@@ -1035,8 +1041,11 @@ class Node:
         self._publish = None
         self._out.append(CancelTimer(("publish",)))
         if all(pub[1].values()):
+            held = {mid: p for p, mid in self._unconfirmed.items()}
             for mid in pub[0]:
                 self.completed.pop(mid, None)
+                if mid in held:           # every member knows the master took the partition
+                    del self._unconfirmed[held[mid]]
             self._mark("completed_evicted", detail=f"{len(pub[0])} migrations")
 
     def _on_table_ack(self, m: msg.PartitionTableAck) -> None:
