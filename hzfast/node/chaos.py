@@ -190,6 +190,16 @@ def _describe(statuses: list[dict[str, Any] | None]) -> str:
                      for s in statuses)
 
 
+async def _poll(client: Client, procs: list[Process], seen: dict[int, dict[str, Any]]
+                ) -> list[dict[str, Any] | None]:
+    """The statuses of ``procs`` (``None`` where silent); each answer is kept in ``seen``."""
+    st = list((await cluster_status(client, [p.address for p in procs])).values())
+    for s in st:
+        if s is not None:
+            seen[s["member"]] = s
+    return st
+
+
 async def _wait_settled(client: Client, cluster: LocalCluster, seen: dict[int, dict[str, Any]],
                         timeout: float) -> str:
     """'' once settled, else what the members said last."""
@@ -197,11 +207,7 @@ async def _wait_settled(client: Client, cluster: LocalCluster, seen: dict[int, d
     last: list[dict[str, Any] | None] = []
     while time.monotonic() < end:
         procs = cluster.live
-        st = await cluster_status(client, [p.address for p in procs])
-        last = list(st.values())
-        for s in last:
-            if s is not None:
-                seen[s["member"]] = s
+        last = await _poll(client, procs, seen)
         if settled(last, len(procs)):
             return ""
         await asyncio.sleep(0.1)
@@ -286,20 +292,17 @@ async def run_chaos(*, members: int = 4, entries: int = 20_000, kills: int = 3, 
                 client.seeds.append(joiner.address)
                 out["joins"] += 1
                 inflight = 0
-                st: dict[tuple[str, int], dict[str, Any] | None] = {}
+                st: list[dict[str, Any] | None] = []
                 base = sum(s["migrations_committed"] for s in seen.values())
                 end = time.monotonic() + (5.0 if not kill_after_commits else 20.0)
                 while time.monotonic() < end:            # until migrations are under way
-                    st = await cluster_status(client, [p.address for p in cluster.live])
-                    inflight = sum(s["active"] for s in st.values() if s is not None)
-                    for s in st.values():
-                        if s is not None:
-                            seen[s["member"]] = s
+                    st = await _poll(client, cluster.live, seen)
+                    inflight = sum(s["active"] for s in st if s is not None)
                     done = sum(s["migrations_committed"] for s in seen.values()) - base
                     if inflight and done >= kill_after_commits:
                         break
                     await asyncio.sleep(0.01)
-                master = next((s["master"] for s in st.values() if s is not None), -1)
+                master = next((s["master"] for s in st if s is not None), -1)
                 live = cluster.live
                 victim = rng.choice(live)
                 if target == "joiner":
@@ -328,11 +331,7 @@ async def run_chaos(*, members: int = 4, entries: int = 20_000, kills: int = 3, 
             say(f"settled: {ok}; reading {len(acked)} acknowledged entries back")
             got = await client.get_many(sorted(acked))
             lost = [k for k in acked if got.get(k) != _value(k, value_bytes)]
-            final = await cluster_status(client, [p.address for p in cluster.live])
-            for s in final.values():
-                if s is not None:
-                    seen[s["member"]] = s
-            sts = [s for s in final.values() if s is not None]
+            sts = [s for s in await _poll(client, cluster.live, seen) if s is not None]
             out.update(
                 entries_acknowledged=len(acked), entries_lost=len(lost),
                 entries_not_acknowledged=entries - len(acked),
@@ -397,11 +396,8 @@ async def run_5444(*, design: str = "safe", entries: int = 20_000, partitions: i
             active = 0
             end = time.monotonic() + 30.0
             while time.monotonic() < end:                 # the re-replication is under way
-                st = await cluster_status(client, [p.address for p in cluster.live])
-                for s in st.values():
-                    if s is not None:
-                        seen[s["member"]] = s
-                active = sum(s["active"] for s in st.values() if s is not None)
+                st = await _poll(client, cluster.live, seen)
+                active = sum(s["active"] for s in st if s is not None)
                 if sum(s["migrations_committed"] for s in seen.values()) - base \
                         >= kill_after_commits:
                     break
