@@ -407,8 +407,22 @@ class Simulation:
         node = self.nodes[self.view[0]]
         return node.replicas[p] if node.initialized else None
 
+    def _committed_row(self, p: int) -> NDArray[np.int32] | None:
+        """Partition ``p``'s row at the highest version any live member holds: the latest
+        commit the cluster knows of. The master's own row can be older: a new master
+        that is still fetching tables has not yet learned what its predecessor committed
+        (docs/design.md §12, ghost model)."""
+        best: NDArray[np.int32] | None = None
+        top = -1
+        for node in self.nodes.values():
+            if node.initialized:
+                v = node.versions.item(p)
+                if v > top:
+                    top, best = v, node.replicas[p]
+        return best
+
     def _stable(self, p: int, held: set[int], row: NDArray[np.int32] | None) -> set[int]:
-        """The entries of ``held`` that every member at the master's data slots of
+        """The entries of ``held`` that every member at the committed data slots of
         partition ``p`` (``backup_count + 1`` of them, all live) holds: the ones a crash
         or a clear cannot be the last copy of. One set intersection per slot."""
         if row is None or not held:
@@ -430,7 +444,7 @@ class Simulation:
             if not data or not acked:
                 continue
             held = data & acked
-            stable = self._stable(p, held, self._master_row(p))
+            stable = self._stable(p, held, self._committed_row(p))
             for e in held:
                 cc[e] = 1 if e in stable else cc.get(e, 0) + 1
 
@@ -444,7 +458,7 @@ class Simulation:
             full = self.bc + 1
             held = data & acked
             cc = self.crash_count
-            for e in self._stable(p, held, self._master_row(p)):
+            for e in self._stable(p, held, self._committed_row(p)):
                 cc[e] = 0
             others: set[int] = set()
             for o in self.nodes:
