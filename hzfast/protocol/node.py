@@ -48,6 +48,7 @@ __all__ = ["DESIGNS", "Config", "MemberState", "Node"]
 DESIGNS = ("safe", "legacy")
 SUCCESS, FAILED, ACTIVE = MigrationStatus.SUCCESS, MigrationStatus.FAILED, MigrationStatus.ACTIVE
 MigrationId = tuple[int, int]
+_INT32_END = 2**31                  # versions and member ids travel as int32
 
 
 @dataclass(frozen=True, slots=True)
@@ -772,6 +773,11 @@ class Node:
         if not 0 <= x.destination_new_index < R or not -1 <= x.source_current_index < R \
                 or not -1 <= x.source_new_index < R or not -1 <= x.destination_current_index < R:
             return "replica index out of range"
+        if not 0 <= x.initial <= x.final < _INT32_END:       # tables hold int32 versions
+            return "version out of range"
+        if not (-1 <= x.source < _INT32_END and -1 <= x.destination < _INT32_END
+                and 0 <= x.master < _INT32_END):
+            return "member id out of range"
         return ""
 
     def _on_request(self, m: msg.MigrationRequest) -> None:

@@ -211,3 +211,28 @@ def test_garbage_messages_never_raise(data: st.DataObject) -> None:
         assert node.versions.dtype == np.int32
         node.handle(EffectDone(12345, False), 10)                 # unknown effect: ignored
         node.handle(TimerFired("nonsense"), 11)
+
+
+@pytest.mark.parametrize("field,value", [("final", 2**31), ("final", 2**70), ("initial", -1),
+                                         ("destination", 2**31), ("master", -3),
+                                         ("source", 2**40)])
+def test_out_of_range_versions_and_ids_are_rejected_not_raised(field: str, value: int) -> None:
+    # tables hold int32: a version or member id beyond it must be a rejection, never an
+    # OverflowError out of handle, whichever message carries it
+    _a, b = _pair()
+    before = b.replicas.copy(), b.versions.copy()
+    v = int(b.versions[0])
+    fields: dict[str, object] = {
+        "id": (1, 9), "partition": 0, "source": 1, "source_current_index": 0,
+        "source_new_index": -1, "destination": 2, "destination_current_index": -1,
+        "destination_new_index": 1, "master": 1, "initial": v, "final": v + 1}
+    fields[field] = value
+    active = MigrationInfo(**fields)                                       # type: ignore[arg-type]
+    done = MigrationInfo(**fields, status=MigrationStatus.SUCCESS)         # type: ignore[arg-type]
+    for m in (messages.PublishCompletedMigrations(1, (done,)),
+              messages.MigrationRequest(1, active), messages.MigrationCommit(1, active),
+              messages.MigrationTransfer(1, active)):
+        out = b.handle(MessageReceived(1, m), 2)
+        replies = [o.message for o in out if isinstance(o, Send)]
+        assert replies and all(getattr(r, "ok", False) is False for r in replies), out
+    assert np.array_equal(b.replicas, before[0]) and np.array_equal(b.versions, before[1])
