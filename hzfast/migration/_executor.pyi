@@ -17,6 +17,17 @@ ANSWER_STOPPED: int
 ANSWER_DESTINATION_FULL: int
 ANSWER_ENDPOINT_FULL: int
 
+def prepare(
+    columns: NDArray[np.int32],  # const int32_t[:, :] (7, N), rows contiguous
+    inst: NDArray[np.uint8],  # const uint8_t[::1] (N,)
+    owner: NDArray[np.int32],  # const int32_t[:] (P,), slot 0 of the initial/final table
+    replica_count: int,  # intp_t
+    from_final: bool,  # bint
+) -> tuple[bool, NDArray[np.int32] | None, NDArray[np.int32] | None, NDArray[np.intp] | None,
+           NDArray[np.intp] | None, NDArray[np.int32] | None, int, int, int]: ...
+# (ok, endpoint (N,), queue (N,), qidx, qstart (queues + 1,), pair (N,), pair count,
+# member count, active members or -1); the arrays are None when not ok
+
 @disjoint_base
 class Core:  # cdef class
     @property
@@ -39,6 +50,7 @@ class Core:  # cdef class
         pair: NDArray[np.int32],  # const int32_t[::1] (N,), kept
         pair_count: int,  # intp_t
         member_count: int,  # intp_t
+        active: int,  # intp_t, members in a queued row (-1: a queued row loads nobody)
         limit: int,  # int32_t
     ) -> Self: ...  # __cinit__
     def ready(self) -> NDArray[np.int64]: ...

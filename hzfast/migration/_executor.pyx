@@ -17,13 +17,24 @@ offline schedule does (§6.3).
 
 Row states: WAITING (queued, not started), IN_FLIGHT, SUCCEEDED, FAILED, INSTANT (never
 queued). Expected refusals are returned as ``Answer`` codes, never raised.
+
+Building it is linear (docs/design.md §11, the master's planning step): :func:`prepare`
+derives every queued row's endpoint from the partition's owner slot alone (a decision
+writes constants into the slots it names and reads none, so slot 0 can be followed without
+the rest of the row, backwards from the final table when that is what the caller has), and
+numbers the pairs through a small table or a hash; :class:`Core` fills each pair's heap
+with its queues in ascending order (a sorted array is a heap) and makes only each pair's
+first head a candidate, so the first ``ready`` examines at most one head per pair rather
+than every queue. ``ready`` stops as soon as every member that takes part in a queued row
+is at the limit (counting its tentative picks): nothing after that could start.
 """
 import numpy as np
 
 cimport cython
-from libc.stdlib cimport free, realloc
+from libc.stdlib cimport calloc, free, malloc, realloc
 
-from hzfast._types cimport int32_t, int64_t, uint8_t, intp_t
+from hzfast._types cimport int32_t, int64_t, uint8_t, uint64_t, intp_t, S_OK
+from hzfast.migration._decisions cimport Columns, check_decision, columns_of
 
 # row states
 cdef enum:
@@ -140,14 +151,236 @@ cdef int stack_push(Stack* s, int32_t v) except -1 nogil:
     return 0
 
 
+# ------------------------------------------------------------------ preparation
+cdef inline int32_t owner_before(const Columns* c, intp_t k, int32_t o) noexcept nogil:
+    """Slot 0 of a row before decision ``k``, from slot 0 after it (the decision undone:
+    ``S[sni] = -1``, ``S[dni] = -1``, ``S[dci] = destination``, ``S[sci] = source``, in that
+    order, as ``_decisions.unapply_step``). Cannot fail."""
+    if c.sni[k] == 0:
+        o = -1
+    if c.dni[k] == 0:
+        o = -1
+    if c.dci[k] == 0:
+        o = c.dst[k]
+    if c.sci[k] == 0:
+        o = c.src[k]
+    return o
+
+
+cdef inline int32_t owner_after(const Columns* c, intp_t k, int32_t o) noexcept nogil:
+    """Slot 0 of a row after decision ``k``, from slot 0 before it (as
+    ``_decisions.apply_step``: ``S[sci] = -1``, ``S[dci] = -1``, ``S[dni] = destination``,
+    ``S[sni] = source``). Cannot fail."""
+    if c.sci[k] == 0:
+        o = -1
+    if c.dci[k] == 0:
+        o = -1
+    if c.dni[k] == 0:
+        o = c.dst[k]
+    if c.sni[k] == 0:
+        o = c.src[k]
+    return o
+
+
+cdef bint valid_c(const Columns* c, intp_t P, intp_t R) noexcept nogil:
+    """Every decision in range (``_decisions.check_decision`` with no member bound) and the
+    partitions ascending (equal ones adjacent). One branch-free pass. Never raises."""
+    cdef intp_t N = c.n, k
+    cdef const int32_t* pid = c.pid
+    cdef const int32_t* src = c.src
+    cdef const int32_t* sci = c.sci
+    cdef const int32_t* sni = c.sni
+    cdef const int32_t* dst = c.dst
+    cdef const int32_t* dci = c.dci
+    cdef const int32_t* dni = c.dni
+    cdef int bad = 0
+    cdef int32_t R32 = <int32_t>R
+    if N == 0:
+        return True
+    if P > 2147483647:
+        P = 2147483647
+    for k in range(N):
+        bad |= ((pid[k] < 0) | (pid[k] >= <int32_t>P)
+                | (sci[k] < -1) | (sci[k] >= R32) | (sni[k] < -1) | (sni[k] >= R32)
+                | (dci[k] < -1) | (dci[k] >= R32) | (dni[k] < -1) | (dni[k] >= R32)
+                | (src[k] < -1) | (dst[k] < -1)
+                | ((dni[k] >= 0) != (dst[k] >= 0)) | ((sni[k] >= 0) & (src[k] < 0)))
+    for k in range(1, N):
+        bad |= pid[k] < pid[k - 1]
+    return bad == 0
+
+
+cdef intp_t queues_c(const Columns* c, const uint8_t* inst, const int32_t[:] owner,
+                     bint from_final, int32_t* endpoint, int32_t* queue, intp_t* qidx,
+                     intp_t* qstart) noexcept nogil:
+    """The queues (``qidx[qstart[q]:qstart[q + 1]]`` = queue q's plan rows in order, one
+    queue per run of equal partition ids that has a queued row; ``queue[k]`` = q) and each
+    queued row's endpoint: its source when ``sci == 0``, else the partition's owner with the
+    partition's earlier decisions applied. ``owner`` is slot 0 of the initial table, or of
+    the final one when ``from_final`` (each run is then undone on slot 0 first). The
+    decisions passed :func:`valid_c`. Returns the number of queues. Never raises."""
+    cdef intp_t N = c.n, k, a = 0, b, nq = 0, nqueues = 0
+    cdef const int32_t* pid = c.pid
+    cdef const int32_t* src = c.src
+    cdef const int32_t* sci = c.sci
+    cdef int32_t p, o
+    qstart[0] = 0
+    while a < N:
+        p = pid[a]
+        b = a + 1
+        while b < N and pid[b] == p:
+            b += 1
+        o = owner[p]
+        if from_final:
+            for k in range(b - 1, a - 1, -1):
+                o = owner_before(c, k, o)
+        for k in range(a, b):
+            if not inst[k]:
+                endpoint[k] = src[k] if sci[k] == 0 else o
+                queue[k] = <int32_t>nqueues
+                qidx[nq] = k
+                nq += 1
+            o = owner_after(c, k, o)
+        if nq > qstart[nqueues]:
+            nqueues += 1
+            qstart[nqueues] = nq
+        a = b
+    return nqueues
+
+
+cdef intp_t pairs_c(const Columns* c, const int32_t[::1] endpoint, const intp_t[::1] qidx,
+                    intp_t M, int32_t[::1] pair, intp_t* active) except -2 nogil:
+    """Number the (destination, endpoint) pairs of the queued rows in order of first
+    appearance (``pair[k]``), through a direct table when ``(M + 1)**2`` is small beside
+    the plan, else an open-addressing hash; returns the count. ``active[0]``: how many
+    members take part in a queued row, or -1 when some queued row loads nobody (no
+    destination, no endpoint). -2: MemoryError."""
+    cdef intp_t nq = qidx.shape[0], i, k, count = 0, span = (M + 1) * (M + 1)
+    cdef intp_t cap = 16, h, members = 0
+    cdef int bits = 4
+    cdef int64_t code
+    cdef int32_t* table
+    cdef int64_t* keys
+    cdef int64_t* firsts = <int64_t*>malloc((nq + 1) * sizeof(int64_t))   # code per pair
+    cdef uint8_t* seen = <uint8_t*>calloc(M + 1, sizeof(uint8_t))
+    if firsts == NULL or seen == NULL:
+        free(firsts)
+        free(seen)
+        with gil:
+            raise MemoryError("executor: out of memory")
+    if span <= 2 * nq + 4096:
+        table = <int32_t*>calloc(span, sizeof(int32_t))       # id + 1; 0: not seen
+        if table == NULL:
+            free(firsts)
+            free(seen)
+            with gil:
+                raise MemoryError("executor: out of memory")
+        for i in range(nq):
+            k = qidx[i]
+            code = (<int64_t>c.dst[k] + 1) * (M + 1) + endpoint[k] + 1
+            if table[code] == 0:
+                firsts[count] = code
+                count += 1
+                table[code] = <int32_t>count
+            pair[k] = table[code] - 1
+        free(table)
+    else:
+        while cap < 2 * nq:
+            cap *= 2
+            bits += 1
+        keys = <int64_t*>malloc(cap * sizeof(int64_t))
+        table = <int32_t*>malloc(cap * sizeof(int32_t))
+        if keys == NULL or table == NULL:
+            free(keys)
+            free(table)
+            free(firsts)
+            free(seen)
+            with gil:
+                raise MemoryError("executor: out of memory")
+        for h in range(cap):
+            keys[h] = -1
+        for i in range(nq):
+            k = qidx[i]
+            code = (<int64_t>c.dst[k] + 1) * (M + 1) + endpoint[k] + 1
+            h = <intp_t>((<uint64_t>code * <uint64_t>0x9E3779B97F4A7C15) >> (64 - bits))
+            while keys[h] != code and keys[h] != -1:
+                h = (h + 1) & (cap - 1)
+            if keys[h] == -1:
+                keys[h] = code
+                table[h] = <int32_t>count
+                firsts[count] = code
+                count += 1
+            pair[k] = table[h]
+        free(keys)
+        free(table)
+    # the members of the pairs (index m + 1 of ``seen``; 0 stands for "none")
+    for i in range(count):
+        seen[firsts[i] // (M + 1)] = 1
+        seen[firsts[i] % (M + 1)] = 1
+    for i in range(1, M + 1):
+        members += seen[i]
+    active[0] = members
+    for i in range(count):
+        if firsts[i] == 0:                     # no destination, no endpoint
+            active[0] = -1
+    free(firsts)
+    free(seen)
+    return count
+
+
+def prepare(const int32_t[:, :] columns, const uint8_t[::1] inst, const int32_t[:] owner,
+            intp_t replica_count, bint from_final):
+    """Everything :class:`Core` takes, from a plan's (7, N) column block, its instant flags
+    and slot 0 of the table it starts from (``from_final``: of the table it ends in).
+
+    Returns ``(ok, endpoint, queue, qidx, qstart, pair, pair_count, member_count,
+    active)``; ``ok`` False (the arrays None, the counts 0) reports a partition out of range or out of
+    ascending order, an index outside ``[-1, replica_count)`` or a member below -1.
+    ``endpoint`` int32 per row (-1 for instant rows), ``queue`` int32 per row (-1 for
+    instant rows), ``pair`` int32 per row (0 for instant rows), ``member_count`` > every
+    destination and endpoint of a queued row, ``active`` how many members take part in a
+    queued row (-1: some queued row loads nobody)."""
+    cdef Columns c = columns_of(columns)
+    cdef intp_t N = c.n, nqueues = -1, nq = 0, npairs = 0, M = 0, active = 0, i, k
+    if inst.shape[0] != N:
+        raise ValueError(f"inst has {inst.shape[0]} flags for {N} decisions")
+    endpoint_arr = np.full(N, -1, dtype=np.int32)
+    queue_arr = np.full(N, -1, dtype=np.int32)
+    qidx_arr = np.empty(N, dtype=np.intp)
+    qstart_arr = np.empty(N + 1, dtype=np.intp)
+    pair_arr = np.zeros(N, dtype=np.int32)
+    cdef int32_t[::1] ep = endpoint_arr, qu = queue_arr, pr = pair_arr
+    cdef intp_t[::1] qi = qidx_arr, qs = qstart_arr
+    with nogil:
+        if valid_c(&c, owner.shape[0], replica_count):
+            nqueues = queues_c(&c, &inst[0] if N else NULL, owner, from_final,
+                               &ep[0] if N else NULL, &qu[0] if N else NULL,
+                               &qi[0] if N else NULL, &qs[0])
+            nq = qs[nqueues]
+            for i in range(nq):
+                k = qi[i]
+                M = max(M, c.dst[k] + 1, ep[k] + 1)
+                if ep[k] < -1:                 # a table slot below -1 (tables are checked)
+                    nqueues = -1
+            if nqueues >= 0:
+                npairs = pairs_c(&c, ep, qi[:nq], M, pr, &active)
+    if nqueues < 0:
+        return False, None, None, None, None, None, 0, 0, 0
+    return (True, endpoint_arr, queue_arr, qidx_arr[:nq], qstart_arr[:nqueues + 1], pair_arr,
+            npairs, M, active)
+
+
+# ------------------------------------------------------------------ the state
 @cython.auto_pickle(False)   # raw heap buffers: not picklable
 cdef class Core:
-    """The executor's state over prepared queues (see the module docstring).
+    """The executor's state over prepared queues (see the module docstring; :func:`prepare`
+    makes the arrays).
 
     ``dst``/``endpoint`` int32 per plan row, ``queue`` int32 per row (-1: instant),
     ``qidx``/``qstart`` the queues (queue q = rows ``qidx[qstart[q]:qstart[q+1]]``),
     ``pair`` int32 per row (queued rows: in ``[0, pair_count)``), ``member_count`` > every
-    member in ``dst`` and ``endpoint``. The arrays are kept (pass private ones)."""
+    member in ``dst`` and ``endpoint`` of a queued row. The arrays are kept (pass private
+    ones)."""
 
     cdef readonly intp_t n
     cdef readonly intp_t waiting
@@ -156,6 +389,9 @@ cdef class Core:
     cdef readonly bint failed
     cdef int32_t limit
     cdef intp_t nqueues, npairs, nmembers
+    cdef intp_t nactive              # members in some queued row (dst or endpoint)
+    cdef intp_t nfull                # of those, how many are at the limit
+    cdef bint unbounded              # a queued row loads nobody: ready() never stops early
     cdef int64_t session
     cdef const int32_t[::1] dst
     cdef const int32_t[::1] endpoint
@@ -171,7 +407,8 @@ cdef class Core:
     cdef int64_t[::1] seen           # session in which a pair was found blocked
     cdef Heap* pairs
     cdef Stack* lists                # per member: the pairs parked on it
-    cdef Heap cand
+    cdef Heap cand                   # at least every unparked pair's best idle head
+    cdef Heap fresh                  # ready(): heads behind its tentative picks
     cdef Heap undo_pairs             # ready(): entries taken from pair heaps (q, k)
     cdef Heap undo_cand              # ready(): candidate entries to put back
     cdef object state_arr
@@ -179,8 +416,10 @@ cdef class Core:
     def __cinit__(self, const int32_t[::1] dst, const int32_t[::1] endpoint,
                   const int32_t[::1] queue, const intp_t[::1] qidx,
                   const intp_t[::1] qstart, const int32_t[::1] pair, intp_t pair_count,
-                  intp_t member_count, int32_t limit):
-        cdef intp_t q, k, i
+                  intp_t member_count, intp_t active, int32_t limit):
+        cdef intp_t q, k, i, pr
+        cdef int32_t d, s
+        cdef Heap* h
         self.n = dst.shape[0]
         self.dst = dst
         self.endpoint = endpoint
@@ -193,36 +432,63 @@ cdef class Core:
         self.nmembers = max(member_count, 1)
         self.limit = limit
         self.session = 0
-        self.head = np.array(qstart[:self.nqueues], dtype=np.intp)
-        self.state_arr = np.full(self.n, INSTANT, dtype=np.uint8)
+        self.head = np.empty(self.nqueues, dtype=np.intp)
+        self.state_arr = np.empty(self.n, dtype=np.uint8)
         self.state = self.state_arr
         self.load = np.zeros(self.nmembers, dtype=np.int32)
         self.extra = np.zeros(self.nmembers, dtype=np.int32)
         self.parked = np.zeros(self.npairs, dtype=np.uint8)
         self.seen = np.full(self.npairs, -1, dtype=np.int64)
-        self.cand.a = self.undo_pairs.a = self.undo_cand.a = NULL
-        self.cand.n = self.cand.cap = 0
+        self.cand.a = self.fresh.a = self.undo_pairs.a = self.undo_cand.a = NULL
+        self.cand.n = self.cand.cap = self.fresh.n = self.fresh.cap = 0
         self.undo_pairs.n = self.undo_pairs.cap = 0
         self.undo_cand.n = self.undo_cand.cap = 0
-        self.pairs = <Heap*>realloc(NULL, self.npairs * sizeof(Heap))
-        self.lists = <Stack*>realloc(NULL, self.nmembers * sizeof(Stack))
+        self.pairs = <Heap*>calloc(self.npairs, sizeof(Heap))
+        self.lists = <Stack*>calloc(self.nmembers, sizeof(Stack))
         if self.pairs == NULL or self.lists == NULL:
             raise MemoryError("executor: out of memory")
-        for i in range(self.npairs):
-            self.pairs[i].a = NULL
-            self.pairs[i].n = self.pairs[i].cap = 0
-        for i in range(self.nmembers):
-            self.lists[i].a = NULL
-            self.lists[i].n = self.lists[i].cap = 0
         self.waiting = qstart[self.nqueues] - qstart[0] if self.nqueues > 0 else 0
         self.in_flight = 0
         self.stopped = self.failed = False
-        for q in range(self.nqueues):
-            for i in range(qstart[q], qstart[q + 1]):
-                self.state[qidx[i]] = WAITING
+        self.nfull = 0
+        self.nactive = active
+        self.unbounded = active < 0
+        self.fill(queue, qidx, qstart, pair)
+
+    cdef int fill(self, const int32_t[::1] queue_v, const intp_t[::1] qidx_v,
+                  const intp_t[::1] qstart_v, const int32_t[::1] pair_v) except -1:
+        """The first fill of the state from the queues (raw pointers: a byte store would
+        make the compiler reload every memoryview of ``self``)."""
+        cdef intp_t q, k, nqueues = self.nqueues
+        cdef uint8_t* state = &self.state[0] if self.n else NULL
+        cdef const int32_t* queue = &queue_v[0] if self.n else NULL
+        cdef const intp_t* qidx = &qidx_v[0] if qidx_v.shape[0] else NULL
+        cdef const intp_t* qstart = &qstart_v[0]
+        cdef const int32_t* pair = &pair_v[0] if self.n else NULL
+        cdef intp_t* head = &self.head[0] if nqueues else NULL
+        cdef Heap* pairs = self.pairs
+        cdef Heap* h
+        cdef Entry* grown
+        for k in range(self.n):
+            state[k] = WAITING if queue[k] >= 0 else INSTANT
+        for q in range(nqueues):
+            head[q] = qstart[q]
+        # each pair's heads in ascending queue order (a sorted array is a heap); only the
+        # first head of each pair is a candidate
+        for q in range(nqueues):
             k = qidx[qstart[q]]
-            heap_push(&self.pairs[pair[k]], Entry(<int32_t>q, <int32_t>k))
-            heap_push(&self.cand, Entry(<int32_t>q, <int32_t>k))
+            h = &pairs[pair[k]]
+            if h.n == 0:
+                heap_push(&self.cand, Entry(<int32_t>q, <int32_t>k))   # ascending: no sift
+            if h.n == h.cap:
+                grown = <Entry*>realloc(h.a, (2 * h.cap + 4) * sizeof(Entry))
+                if grown == NULL:
+                    raise MemoryError("executor: out of memory")
+                h.a = grown
+                h.cap = 2 * h.cap + 4
+            h.a[h.n] = Entry(<int32_t>q, <int32_t>k)
+            h.n += 1
+        return 0
 
     def __dealloc__(self):
         cdef intp_t i
@@ -235,6 +501,7 @@ cdef class Core:
                 free(self.lists[i].a)
             free(self.lists)
         free(self.cand.a)
+        free(self.fresh.a)
         free(self.undo_pairs.a)
         free(self.undo_cand.a)
 
@@ -249,11 +516,11 @@ cdef class Core:
         out[0] = h.a[0]
         return True
 
-    cdef int offer(self, intp_t pr) except -1:
-        """Make pair ``pr``'s best head a candidate (if it has one)."""
+    cdef int offer(self, intp_t pr, Heap* into) except -1:
+        """Make pair ``pr``'s best head a candidate in ``into`` (if it has one)."""
         cdef Entry e
         if self.top_of(pr, &e):
-            heap_push(&self.cand, e)
+            heap_push(into, e)
         return 0
 
     cdef int park(self, intp_t pr, int32_t m) except -1:
@@ -268,13 +535,19 @@ cdef class Core:
         for i in range(s.n):
             pr = s.a[i]
             self.parked[pr] = 0
-            self.offer(pr)
+            self.offer(pr, &self.cand)
         s.n = 0
         return 0
+
+    cdef inline void take(self, int32_t m) noexcept:
+        self.load[m] += 1
+        if self.load[m] == self.limit:
+            self.nfull += 1
 
     cdef int release(self, int32_t m) except -1:
         self.load[m] -= 1
         if self.load[m] == self.limit - 1:
+            self.nfull -= 1
             self.unpark(m)
         return 0
 
@@ -287,13 +560,20 @@ cdef class Core:
         cdef intp_t pr, i
         cdef int32_t d, s
         cdef int32_t limit = self.limit
-        if self.stopped or self.waiting == 0:
+        cdef intp_t free_members = self.nactive - self.nfull
+        cdef bint from_cand
+        if self.stopped or self.waiting == 0 or (free_members <= 0 and not self.unbounded):
             return np.zeros(0, dtype=np.int64)
         self.session += 1
         self.undo_pairs.n = 0
         self.undo_cand.n = 0
-        while self.cand.n:
-            e = heap_pop(&self.cand)
+        self.fresh.n = 0
+        # candidates: ``cand`` merged with ``fresh`` (the heads behind this scan's picks,
+        # thrown away at the end: once the picks are undone they are not their pair's best)
+        while (self.cand.n or self.fresh.n) and (free_members > 0 or self.unbounded):
+            from_cand = self.fresh.n == 0 or (self.cand.n and before(self.cand.a[0],
+                                                                     self.fresh.a[0]))
+            e = heap_pop(&self.cand) if from_cand else heap_pop(&self.fresh)
             if self.state[e.k] != WAITING:
                 continue                       # started or finished since: stale
             pr = self.pair[e.k]
@@ -309,7 +589,8 @@ cdef class Core:
             if s >= 0 and self.load[s] >= limit:
                 self.park(pr, s)
                 continue
-            heap_push(&self.undo_cand, e)      # goes back as it is, picked or not
+            if from_cand:
+                heap_push(&self.undo_cand, e)  # goes back as it is, picked or not
             if (d >= 0 and self.load[d] + self.extra[d] >= limit) or \
                     (s >= 0 and self.load[s] + self.extra[s] >= limit):
                 self.seen[pr] = self.session   # full with this scan's picks
@@ -317,10 +598,14 @@ cdef class Core:
             picked.append(e.k)
             if d >= 0:
                 self.extra[d] += 1
+                if self.load[d] + self.extra[d] == limit:
+                    free_members -= 1
             if s >= 0 and s != d:
                 self.extra[s] += 1
+                if self.load[s] + self.extra[s] == limit:
+                    free_members -= 1
             heap_push(&self.undo_pairs, heap_pop(&self.pairs[pr]))
-            self.offer(pr)                     # the pair's next head, in order
+            self.offer(pr, &self.fresh)        # the pair's next head, in order
         # undo the tentative picks
         for i in range(self.undo_pairs.n):
             e = self.undo_pairs.a[i]
@@ -335,6 +620,7 @@ cdef class Core:
             heap_push(&self.cand, self.undo_cand.a[i])
         self.undo_pairs.n = 0
         self.undo_cand.n = 0
+        self.fresh.n = 0
         return np.array(picked, dtype=np.int64)
 
     def check_start(self, intp_t k):
@@ -362,7 +648,6 @@ cdef class Core:
         """Start row ``k`` if it is eligible; returns the Answer (ACCEPTED: started)."""
         cdef int answer = self.check_start(k)
         cdef int32_t d, s
-        cdef Entry top
         cdef intp_t pr
         if answer != ACCEPTED:
             return answer
@@ -373,13 +658,13 @@ cdef class Core:
         self.waiting -= 1
         self.in_flight += 1
         if d >= 0:
-            self.load[d] += 1
+            self.take(d)
         if s >= 0 and s != d:
-            self.load[s] += 1
+            self.take(s)
         # its pair's best head changes only when k was it (otherwise k's entry is stale)
         if not self.parked[pr] and self.pairs[pr].n and self.pairs[pr].a[0].k == k:
             heap_pop(&self.pairs[pr])
-            self.offer(pr)
+            self.offer(pr, &self.cand)
         return ACCEPTED
 
     def finish(self, intp_t k, bint ok):

@@ -27,7 +27,7 @@ from numpy.typing import NDArray
 
 from hzfast import _check
 from hzfast._typing import TableLike
-from hzfast.migration import _apply, _executor, _schedule
+from hzfast.migration import _apply, _executor
 from hzfast.migration.plan import MigrationPlan
 
 __all__ = ["Executor"]
@@ -112,11 +112,13 @@ class Executor:
         if n >= 2**31:
             raise ValueError(f"plan has {n} decisions; Executor takes fewer than 2**31")
         pid = plan.partition_id
-        if n > 1 and (np.diff(pid) < 0).any():
-            bad = int(np.flatnonzero(np.diff(pid) < 0)[0]) + 1
-            raise ValueError(f"plan must list its partitions in ascending order (one queue "
-                             f"each); row {bad} has partition {int(pid[bad])} after "
-                             f"{int(pid[bad - 1])}")
+        if n > 1:
+            down = np.diff(pid) < 0
+            if down.any():
+                bad = int(np.flatnonzero(down)[0]) + 1
+                raise ValueError(f"plan must list its partitions in ascending order (one "
+                                 f"queue each); row {bad} has partition {int(pid[bad])} "
+                                 f"after {int(pid[bad - 1])}")
         if current is not None:
             rows, _ = _check.check_table(current, "current")
             from_final = False
@@ -132,33 +134,27 @@ class Executor:
                     f"{int(pid[bad])}, decision {plan[bad].decision}) cannot be applied: "
                     f"{_check.decision_problem(status)}")
         elif plan.target is not None:
-            rows = plan.target
+            rows = plan.target          # immutable; the kernel follows its owner slots back
             from_final = True
         else:
             raise ValueError("Executor needs current= when the plan has no target")
-        top = max(plan.max_member(), int(rows.max()) if rows.size else -1)
-        work = np.array(rows, dtype=np.int32, copy=True, order="C")   # private; replayed
-        ok, endpoint, qidx, qstart = _schedule.prepare(
-            work, plan._columns, plan.instant.view(np.uint8), top + 1, from_final)
+        # the endpoints need only slot 0 of each partition (docs/design.md §11): the kernel
+        # reads that column of the private snapshot, or of the plan's own (frozen) target
+        ok, endpoint, queue, qidx, qstart, pair, pairs, members, active = _executor.prepare(
+            plan._columns, plan.instant.view(np.uint8), rows[:, 0], rows.shape[1],
+            from_final)
         if not ok:
             raise ValueError("plan does not fit the table (partition, index or member out of "
                              "range)")
-        assert endpoint is not None and qidx is not None and qstart is not None   # ok: arrays
-        queue = np.full(n, -1, dtype=np.int32)
-        queue[qidx] = np.repeat(np.arange(len(qstart) - 1, dtype=np.int32), np.diff(qstart))
-        destination = np.ascontiguousarray(plan.destination)
-        # queued rows with the same (destination, endpoint) are equally eligible: a pair
-        pair = np.zeros(n, dtype=np.int32)
-        codes = destination[qidx].astype(np.int64) * (top + 2) + (endpoint[qidx] + 1)
-        uniq, inverse = np.unique(codes, return_inverse=True)
-        pair[qidx] = inverse.reshape(-1)
+        assert endpoint is not None and queue is not None and qidx is not None \
+            and qstart is not None and pair is not None                # ok: arrays
         self.plan = plan
         self.max_parallel_migrations = limit
         self._n = n
         self._endpoint = endpoint
         self._endpoint.setflags(write=False)
-        self._core = _executor.Core(destination, endpoint, queue, qidx, qstart, pair,
-                                    len(uniq), top + 1, limit)
+        self._core = _executor.Core(np.ascontiguousarray(plan.destination), endpoint, queue,
+                                    qidx, qstart, pair, pairs, members, active, limit)
 
     # -- steps
     def ready(self) -> NDArray[np.int64]:

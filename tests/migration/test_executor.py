@@ -124,12 +124,13 @@ class Model:
             self.stopped = True
 
 
-def random_run(plan, cur, limit, seed, fail_p=0.0, stop_at=None):
+def random_run(plan, cur, limit, seed, fail_p=0.0, stop_at=None, from_final=False):
     """An event-driven run with random starts (a subset of ready(), sometimes another
     eligible row) and random completions; ready(), loads and states are compared with the
-    model after every step."""
+    model after every step. ``from_final``: the executor gets no ``current`` (it starts
+    from the plan's target with the plan undone); the model always gets ``cur``."""
     rng = np.random.default_rng(seed)
-    ex = Executor(plan, cur, limit)
+    ex = Executor(plan, None if from_final else cur, limit)
     model = Model(plan, cur, limit)
     in_flight = []
     for step in range(4 * len(plan) + 10):           # bounded
@@ -545,3 +546,126 @@ def test_many_members(random_tables, limit):
     plan = hzfast.plan_migrations(cur, tgt)
     assert plan.max_member() > 1_024
     assert_same_as_schedule(plan, cur, limit)
+
+
+# ---------------------------------------------------------------- the fast build and scan
+# The executor derives endpoints from the owner slot alone (backwards from the target when
+# no current is given), numbers pairs by table or hash, makes only each pair's first head a
+# candidate and stops a scan once every member in a queued row is full. These tests hold
+# it to the plain §6 model and to the offline schedule's own replay.
+@pytest.mark.parametrize("limit", [1, 2, 10, 100_000])
+@pytest.mark.parametrize("from_final", [False, True])
+@pytest.mark.parametrize("seed", range(3))
+def test_ready_sequences_follow_the_model(random_tables, limit, from_final, seed):
+    cur, tgt = random_tables(250, 2 + 2 * seed, 9, seed=700 + seed)
+    plan = hzfast.plan_migrations(cur, tgt, prioritize=seed != 1)
+    assert (~plan.instant).sum() > 0
+    ex, _model = random_run(plan, cur, limit, seed, from_final=from_final)
+    assert not ex.failed and ex.remaining == 0
+    first = Executor(plan, None if from_final else cur, limit).ready().tolist()
+    heads = [q[0][0] for q in Model(plan, cur, limit).queues if q]
+    if limit == 100_000:                     # larger than any load: every head starts
+        assert first == heads
+    else:
+        assert set(first) < set(heads)
+
+
+def _rounds_of_ready(ex):
+    """Every ready() answer of a unit-round run (started and finished in order)."""
+    seq = []
+    for _ in range(len(ex) + 1):
+        picked = ex.ready().tolist()
+        assert ex.ready().tolist() == picked          # asking again changes nothing
+        if not picked:
+            break
+        seq.append(picked)
+        for i in picked:
+            ex.started(i)
+        for i in picked:
+            ex.finished(i, True)
+    return seq
+
+
+def _model_rounds(plan, cur, limit):
+    model, seq = Model(plan, cur, limit), []
+    while True:
+        picked = model.ready()
+        if not picked:
+            return seq
+        seq.append(picked)
+        for k in picked:
+            model.start(k)
+        for k in picked:
+            model.finish(k, True)
+
+
+@pytest.mark.parametrize("limit", [1, 3, 10, 1_000_000])
+@pytest.mark.parametrize("P, R, M, join", [(600, 7, 10, 1), (400, 3, 6, 2), (300, 2, 40, 5)])
+def test_ready_rounds_of_a_join_equal_the_model(limit, P, R, M, join):
+    # the master's case (members join a balanced table): few pairs, one busy destination
+    full = hzfast.arrange(hzfast.PartitionTable.empty(P, R), M, replica_count=R)
+    plan = hzfast.plan_migrations(full, hzfast.arrange(full, M + join, replica_count=R))
+    want = _model_rounds(plan, full, limit)
+    assert len(want) > 0
+    for start_from in (full, None):
+        assert _rounds_of_ready(Executor(plan, start_from, limit)) == want
+    s = hzfast.schedule(plan, max_parallel_migrations=limit)
+    assert len(want) == s.rounds
+    if limit == 1_000_000:                   # every queue head starts in round 0
+        assert want[0] == [int(plan.partition_id.searchsorted(p)) + int(np.flatnonzero(
+            ~plan.instant[plan.partition_id == p])[0]) for p in np.unique(
+            plan.partition_id[~plan.instant])]
+
+
+def test_nothing_ready_while_every_member_is_full():
+    # members 0 and 1 exchange owners of many partitions: with limit 2 both are full after
+    # two starts, and ready() has nothing until one finishes
+    P = 40
+    cur = np.array([[p % 2, -1] for p in range(P)], dtype=np.int32)
+    tgt = np.array([[1 - p % 2, -1] for p in range(P)], dtype=np.int32)
+    plan = hzfast.plan_migrations(cur, tgt)
+    ex = Executor(plan, cur, 2)
+    first = ex.ready().tolist()
+    assert first == [0, 1]
+    for k in first:
+        ex.started(k)
+    assert ex.load(0) == ex.load(1) == 2
+    for _ in range(3):
+        assert ex.ready().size == 0
+    ex.finished(1, True)
+    assert ex.ready().tolist() == [2]
+    assert _rounds_of_ready(Executor(plan, cur, 2)) == _model_rounds(plan, cur, 2)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_endpoints_equal_the_schedule_replay(random_tables, seed):
+    # the owner-slot walk gives exactly the endpoints of the offline schedule's full replay
+    # (from current, and from the target undone), also for a target the plan does not lead
+    # to (a hand-made MigrationPlan: the walk and the replay agree slot by slot)
+    from hzfast.migration import _schedule
+    cur, tgt = random_tables(200, 1 + seed, 8, seed=40 + seed)
+    plan = hzfast.plan_migrations(cur, tgt, prioritize=seed % 2 == 0)
+    other = random_tables(200, 1 + seed, 8, seed=90 + seed)[1]
+    odd = MigrationPlan(*(getattr(plan, c) for c in COLUMNS), target=other)
+    queued = np.flatnonzero(~plan.instant)
+    for p, start_from, table, from_final in ((plan, cur, cur, False),
+                                             (plan, None, plan.target, True),
+                                             (odd, None, other, True)):
+        top = max(p.max_member(), int(table.max()))
+        ok, want, _, _ = _schedule.prepare(np.array(table, copy=True), p._columns,
+                                           p.instant.view(np.uint8), top + 1, from_final)
+        assert ok
+        ex = Executor(p, start_from, 3)
+        assert [ex.endpoint(int(k)) for k in queued] == want[queued].tolist()
+
+
+@pytest.mark.parametrize("limit", [1, 2, 10**6])
+def test_many_members_from_the_target(random_tables, limit):
+    # 2,000 members: pairs numbered through the hash, not the direct table
+    cur, tgt = random_tables(500, 4, 2_000, seed=22)
+    plan = hzfast.plan_migrations(cur, tgt)
+    assert plan.max_member() > 1_500
+    a = drive_rounds(Executor(plan, None, limit))
+    s = hzfast.schedule(plan, max_parallel_migrations=limit)
+    assert a[0].tolist() == s.start_round.tolist() and a[1] == s.rounds
+    assert _rounds_of_ready(Executor(plan, cur, limit)) == _model_rounds(plan, cur, limit)
