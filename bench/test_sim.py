@@ -8,9 +8,19 @@
   ``Node.handle(MembershipChanged)``: repair, repartition (``arrange``), plan, apply the
   instant decisions, build the executor and start the first migrations. Its floor is
   ``test_arrange_then_plan`` (the two kernels back to back); ``test_executor_first_ready``
-  is the executor's share (built from the plan, asked once what to start).
+  is the executor's share (built from the plan, asked once what to start). The five share
+  the benchmark group ``planning step``, so one table shows them side by side.
+- ``test_planning_step_ratios``: the figures the issue asks about, from one process, the
+  five parts timed in turn (best of ``ROUNDS`` each): step / plan_migrations,
+  (step - arrange) / plan_migrations, step / (arrange + plan), executor + first ready /
+  plan_migrations. They are printed (``-s``) and kept in the benchmark's ``extra_info``.
+
+Run: ``python -m pytest bench/test_sim.py -p no:xdist -k "plan or arrange or executor"``.
 """
 from __future__ import annotations
+
+import time
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -21,6 +31,8 @@ from hzfast.members import Members
 from hzfast.protocol import Config, MembershipChanged, Node
 
 P = 20_000
+ROUNDS = 25
+STEP = pytest.mark.benchmark(group="planning step")
 
 
 @pytest.mark.parametrize("seed", [11, 12])
@@ -42,6 +54,7 @@ def _master() -> Node:
     return n
 
 
+@STEP
 def test_master_plan_step(benchmark) -> None:
     join = MembershipChanged(tuple(range(1, 12)))
 
@@ -59,12 +72,14 @@ def tables() -> tuple[np.ndarray, np.ndarray]:
     return cur, hzfast.arrange(cur, Members.from_count(11), replica_count=7)
 
 
+@STEP
 def test_plan_migrations_alone(benchmark, tables: tuple[np.ndarray, np.ndarray]) -> None:
     cur, tgt = tables
     plan = benchmark(hzfast.plan_migrations, cur, tgt)
     assert len(plan) > 0
 
 
+@STEP
 def test_arrange_then_plan(benchmark, tables: tuple[np.ndarray, np.ndarray]) -> None:
     cur, tgt = tables
 
@@ -75,6 +90,7 @@ def test_arrange_then_plan(benchmark, tables: tuple[np.ndarray, np.ndarray]) -> 
     assert benchmark(both) == len(hzfast.plan_migrations(cur, tgt))
 
 
+@STEP
 def test_executor_first_ready(benchmark, tables: tuple[np.ndarray, np.ndarray]) -> None:
     cur, tgt = tables
     plan = hzfast.plan_migrations(cur, tgt)
@@ -82,7 +98,63 @@ def test_executor_first_ready(benchmark, tables: tuple[np.ndarray, np.ndarray]) 
     assert len(first) > 0
 
 
+@STEP
 def test_arrange_alone(benchmark, tables: tuple[np.ndarray, np.ndarray]) -> None:
     cur, tgt = tables
     out = benchmark(hzfast.arrange, cur, Members.from_count(11), replica_count=7)
     assert np.array_equal(out, tgt)
+
+
+def _best(fn: Callable[[], object], setup: Callable[[], object] | None = None) -> float:
+    """One timing of ``fn`` (after ``setup``, untimed), in seconds."""
+    if setup is not None:
+        setup()
+    t = time.perf_counter()
+    fn()
+    return time.perf_counter() - t
+
+
+@STEP
+def test_planning_step_ratios(benchmark, tables: tuple[np.ndarray, np.ndarray]) -> None:
+    cur, tgt = tables
+    plan = hzfast.plan_migrations(cur, tgt)
+    join = MembershipChanged(tuple(range(1, 12)))
+    eleven = Members.from_count(11)
+    holder: list[Node] = []
+    parts: dict[str, Callable[[], object]] = {
+        "step": lambda: holder[0].handle(join, 1),
+        "arrange": lambda: hzfast.arrange(cur, eleven, replica_count=7),
+        "plan_migrations": lambda: hzfast.plan_migrations(cur, tgt),
+        "arrange+plan": lambda: hzfast.plan_migrations(
+            cur, hzfast.arrange(cur, eleven, replica_count=7)),
+        "executor+ready": lambda: hzfast.migration.Executor(plan, None, 10).ready(),
+    }
+
+    def fresh_master() -> None:
+        holder[:] = [_master()]
+
+    def measure() -> dict[str, float]:
+        best = {name: float("inf") for name in parts}
+        for _ in range(ROUNDS):              # in turn, so load on the machine hits all alike
+            for name, fn in parts.items():
+                t = _best(fn, fresh_master if name == "step" else None)
+                best[name] = min(best[name], t)
+        return best
+
+    best = benchmark.pedantic(measure, rounds=1, iterations=1)
+    plan_s = best["plan_migrations"]
+    ratios = {
+        "step / plan_migrations": best["step"] / plan_s,
+        "(step - arrange) / plan_migrations": (best["step"] - best["arrange"]) / plan_s,
+        "step / (arrange + plan)": best["step"] / best["arrange+plan"],
+        "executor+ready / plan_migrations": best["executor+ready"] / plan_s,
+    }
+    benchmark.extra_info.update({f"{k} (ms)": v * 1e3 for k, v in best.items()})
+    benchmark.extra_info.update(ratios)
+    print()
+    for k, v in best.items():
+        print(f"  {k:<36} {v * 1e3:8.3f} ms")
+    for k, r in ratios.items():
+        print(f"  {k:<36} {r:8.2f}")
+    assert all(v > 0 for v in best.values())
+    assert best["step"] > best["arrange"]     # the step arranges: it cannot be cheaper
