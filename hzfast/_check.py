@@ -19,9 +19,11 @@ Three rules hold for every array a kernel reads (docs/design.md §0.3(4)):
 """
 from __future__ import annotations
 
+import contextlib
 import operator
 import os
-from collections.abc import Mapping
+import threading
+from collections.abc import Iterator, Mapping
 from typing import IO, Any, SupportsIndex, TypeVar, cast
 
 import numpy as np
@@ -142,13 +144,36 @@ def frozen(arr: NDArray[Any]) -> NDArray[Any]:
     return out
 
 
+_lent = threading.local()
+
+
+@contextlib.contextmanager
+def owned(*arrays: NDArray[Any]) -> Iterator[None]:
+    """Within the block, :func:`private` takes these very arrays as they are, without a
+    snapshot (unless a writable or frozen copy is asked for).
+
+    Only for hzfast's own callers that made the arrays themselves and hold the only
+    references, such as the protocol node's working tables (docs/design.md §11): nobody
+    else can change them while a kernel reads them, so the copy would only cost page
+    faults. Per thread; nests.
+    """
+    before: frozenset[int] = getattr(_lent, "ids", frozenset())
+    _lent.ids = before | {id(a) for a in arrays}
+    try:
+        yield
+    finally:
+        _lent.ids = before
+
+
 def private(arr: NDArray[Any], *, freeze: bool = False, writable: bool = False) -> NDArray[Any]:
     """A snapshot of ``arr`` that only hzfast can see: ``arr`` itself when it is immutable
-    (and ``writable`` is not asked for), else a fresh C-contiguous copy (an immutable one
-    with ``freeze``)."""
+    or lent by its only holder (:func:`owned`) and ``writable`` is not asked for, else a
+    fresh C-contiguous copy (an immutable one with ``freeze``)."""
     if writable:
         return np.array(arr, copy=True, order="C", subok=False)
     if is_immutable(arr) and arr.flags.c_contiguous:
+        return arr
+    if not freeze and id(arr) in getattr(_lent, "ids", ()) and arr.flags.c_contiguous:
         return arr
     if freeze:
         return frozen(arr)

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from hzfast._check import owned
 from hzfast.arrangement import arrange
 from hzfast.hashing import stamp as _stamp
 from hzfast.members import Members
@@ -1248,11 +1249,13 @@ class Node:
         dense, ids, members = self._dense()
         if not self.data_members:
             return
-        target = arrange(dense, members, replica_count=self.replicas.shape[1])
+        with owned(dense):            # fresh arrays of this call: read without snapshots
+            target = arrange(dense, members, replica_count=self.replicas.shape[1])
         if self.config.design == "legacy":
             self._legacy_plan(dense, target, ids)
             return
-        plan = plan_migrations(dense, target)
+        with owned(dense, target):
+            plan = plan_migrations(dense, target)
         if not len(plan):
             return
         instant = np.flatnonzero(plan.instant)
