@@ -1048,12 +1048,19 @@ class Node:
         self._publish = None
         self._out.append(CancelTimer(("publish",)))
         if all(pub[1].values()):
-            held = {mid: p for p, mid in self._unconfirmed.items()}
-            for mid in pub[0]:
-                self.completed.pop(mid, None)
-                if mid in held:           # every member knows the master took the partition
-                    del self._unconfirmed[held[mid]]
-            self._mark("completed_evicted", detail=f"{len(pub[0])} migrations")
+            self._evict(pub[0])
+            if self.completed and self._run is None:
+                self._publish_completed()   # committed while it was out: tell them now
+
+    def _evict(self, ids: tuple[MigrationId, ...]) -> None:
+        """Every member accepted these completed migrations: drop them, and lift the write
+        holds of partitions the master took through them (no new master can fail them)."""
+        held = {mid: p for p, mid in self._unconfirmed.items()}
+        for mid in ids:
+            self.completed.pop(mid, None)
+            if mid in held:
+                del self._unconfirmed[held[mid]]
+        self._mark("completed_evicted", detail=f"{len(ids)} migrations")
 
     def _on_table_ack(self, m: msg.PartitionTableAck) -> None:
         pass
@@ -1100,10 +1107,8 @@ class Node:
         ids = tuple(self.completed)
         if not ids:
             return
-        if not others:
-            for mid in ids:
-                self.completed.pop(mid, None)
-            self._mark("completed_evicted", detail=f"{len(ids)} migrations")
+        if not others:                    # nobody else to tell: every member knows
+            self._evict(ids)
             return
         self._publish = (ids, {m: None for m in others})
         self._timer_set(("publish",), self.config.timeout)
