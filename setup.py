@@ -4,6 +4,13 @@ Every ``_*.pyx`` file under ``hzfast/`` is one extension module named after its 
 (``hzfast/_hashing.pyx`` -> ``hzfast._hashing``, ``hzfast/migration/_planner.pyx`` ->
 ``hzfast.migration._planner``).
 
+The pure-Python modules in ``COMPILED_PY`` (the protocol node and the simulator, whose
+cost is Python's per-event work: docs/design.md §12) are compiled too, from their ``.py``
+source, which stays the source of truth (mypy reads it; without a compiler the module
+still runs as Python). They keep Python's semantics: bounds checks and negative indices
+on, annotations not read as C types, functions bound as Python functions; an augmenting
+``.pxd`` beside one may declare C types for its hot attributes and locals.
+
 Environment switches
 --------------------
 HZFAST_DEBUG=1
@@ -43,6 +50,21 @@ directives = {
     "cdivision": True,
     "embedsignature": True,
 }
+# the pure-Python modules compiled as they are: Python semantics throughout
+py_directives = {
+    "language_level": 3,
+    "binding": True,              # functions introspect and bind like Python's
+    "annotation_typing": False,   # `x: int` stays any Python object
+    "boundscheck": True,
+    "wraparound": True,
+    "cdivision": False,
+    "embedsignature": True,
+}
+COMPILED_PY = [
+    os.path.join("hzfast", "protocol", "node.py"),
+    os.path.join("hzfast", "sim", "cluster.py"),
+]
+
 # -g0: no debug sections in release builds (Python's own CFLAGS carry -g), so the wheel's
 # extension modules stay small
 compile_args = ["-O0", "-g"] if DEBUG else ["-O3", "-g0"]
@@ -119,6 +141,15 @@ for path in sorted(glob.glob(os.path.join("hzfast", "**", "_*.pyx"), recursive=T
     if uses_openmp(path):
         OPENMP_MODULES.add(module)
 
+py_extensions = []
+for path in COMPILED_PY:
+    name = os.path.splitext(os.path.basename(path))[0]
+    if ONLY and name not in ONLY:
+        continue
+    py_extensions.append(Extension(os.path.splitext(path)[0].replace(os.sep, "."), [path],
+                                   include_dirs=[np.get_include(), "hzfast"],
+                                   extra_compile_args=compile_args))
+
 setup(
     cmdclass={"build_ext": BuildExt},
     # compile the extension modules in parallel (pip install / pip wheel too)
@@ -131,5 +162,10 @@ setup(
         # compiles sources generated with the matching directives.
         build_dir="build/cython-debug" if DEBUG else None,
         nthreads=int(os.environ.get("HZFAST_JOBS", "0") or 0),
-    ),
+    ) + (cythonize(
+        py_extensions,
+        compiler_directives=py_directives,
+        annotate=os.environ.get("HZFAST_ANNOTATE", "") not in ("", "0"),
+        build_dir="build/cython-debug" if DEBUG else None,
+    ) if py_extensions else []),
 )
