@@ -1,0 +1,58 @@
+# Augmenting declarations for hzfast/protocol/node.py, compiled with Cython (setup.py
+# COMPILED_PY; docs/design.md §11 "Speed"). The .py stays the source of truth: this file
+# only makes Node and _Run extension types whose attributes are C struct fields (no
+# instance dict), with C types where a value is always of that type. Every attribute of
+# the .py is declared here (an extension type takes no other); all stay readable and
+# writable from Python.
+
+cdef class _Run:
+    cdef public object executor
+    cdef public object ids
+    cdef public dict inflight
+    cdef public bint aborted
+    cdef public Py_ssize_t changes
+    cdef public Py_ssize_t idle_at
+
+
+cdef class Node:
+    cdef public object me
+    cdef public object config
+    cdef public bint _legacy
+    cdef public object replicas
+    cdef public object versions
+    cdef public bint initialized
+    cdef public tuple members
+    cdef public frozenset lite
+    cdef public dict completed
+    cdef public dict active
+    cdef public dict _carried
+    cdef public dict _install_eid
+    cdef public dict _unconfirmed
+    cdef public dict _waiters
+    cdef public set _finalized
+    cdef public dict _finalizing
+    cdef public dict _effects
+    cdef public object _effect_seq
+    cdef public list _out
+    cdef public object _inbox
+    cdef public object _now
+    cdef public object _seq
+    cdef public _Run _run
+    cdef public object _run_plan
+    cdef public object _legacy_seen
+    cdef public bint _dirty
+    cdef public object _paused_until
+    cdef public dict _fetching
+    cdef public dict _promotions
+    cdef public object _promotion_seq
+    cdef public tuple _publish
+    cdef public bint _check_timer
+    cdef public bint _was_master
+    cdef public set _told
+    cdef public object diverged
+    cdef public dict _kc_dict
+    cdef public Py_ssize_t _kc_len
+    cdef public object _kc_vers
+    cdef public dict _kc_index
+    cdef public set _kc_recheck
+

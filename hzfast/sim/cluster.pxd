@@ -1,0 +1,55 @@
+# Augmenting declarations for hzfast/sim/cluster.py, compiled with Cython (setup.py
+# COMPILED_PY; docs/design.md §12 "Speed"). The .py stays the source of truth: this file
+# makes Simulation an extension type whose attributes are C struct fields, with C types
+# where a value is always of that type. Every attribute of the .py is declared here; all
+# stay readable and writable from Python, and a Python subclass (hzfast.sim.scenario)
+# still overrides any method and adds its own attributes.
+
+cdef class Simulation:
+    cdef public object rng
+    cdef public object seed
+    cdef public str design
+    cdef public bint trace_on
+    cdef public object fp
+    cdef public object config
+    cdef public Py_ssize_t bc
+    cdef public Py_ssize_t P
+    cdef public object result
+    cdef public object injected
+    cdef public object marks
+    cdef public list violations
+    cdef public list heap
+    cdef public Py_ssize_t seq
+    cdef public object now
+    cdef public dict nodes
+    cdef public list view
+    cdef public Py_ssize_t view_no
+    cdef public dict seen_view
+    cdef public Py_ssize_t next_id
+    cdef public dict store
+    cdef public dict staged
+    cdef public dict timer_tok
+    cdef public dict last_versions
+    cdef public set committed
+    cdef public bint faulty
+    cdef public dict clogged
+    cdef public dict filters
+    cdef public list script
+    cdef public object recent
+    cdef public list trace
+    cdef public Py_ssize_t events
+    cdef public object part_of
+    cdef public dict pending
+    cdef public dict acked
+    cdef public set attempted
+    cdef public dict crash_count
+    cdef public set lost_by_clear
+    cdef public set expected_lost
+    cdef public Py_ssize_t write_batches
+    cdef public dict write_tries
+    cdef public object write_window
+    cdef public Py_ssize_t sync_ticks
+    cdef public dict sync_free
+    cdef public dict effect_free
+    cdef public Py_ssize_t initial_members
+
