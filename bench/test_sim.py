@@ -3,6 +3,9 @@
 - ``test_simulation_*``: one seeded swarm run of the default shape (4 members, 271
   partitions, 10,000 entries), checked (converged, no violation, no loss beyond the
   expected). The figure is runs per second: 1 / the mean.
+  ``test_simulation_runs_per_second``: seeds ``RUN_SEEDS`` back to back, each checked the
+  same way; ``extra_info`` keeps runs per second of CPU time (``time.process_time``, the
+  issue's figure; docs/design.md §12).
 - ``test_master_plan_step`` vs ``test_plan_migrations_alone`` (and vs the arrangement):
   a 20,000-partition master of 10 members sees an 11th join and plans; the step is
   ``Node.handle(MembershipChanged)``: repair, repartition (``arrange``), plan, apply the
@@ -40,6 +43,24 @@ def test_simulation_default_shape(benchmark, seed: int) -> None:
     r = benchmark.pedantic(sim.run, args=(seed,), rounds=3, iterations=1)
     assert r.converged and not r.violations
     assert r.entries_lost == r.entries_lost_expected
+
+
+RUN_SEEDS = range(20)
+
+
+def test_simulation_runs_per_second(benchmark) -> None:
+    def batch() -> tuple[list[sim.SimulationResult], float]:
+        t = time.process_time()
+        runs = [sim.run(seed) for seed in RUN_SEEDS]
+        return runs, time.process_time() - t
+
+    runs, cpu = benchmark.pedantic(batch, rounds=1, iterations=1)
+    for r in runs:
+        assert r.converged and not r.violations, r.summary()
+        assert r.entries_lost == r.entries_lost_expected, r.summary()
+    benchmark.extra_info["runs"] = len(runs)
+    benchmark.extra_info["runs_per_cpu_second"] = round(len(runs) / cpu, 2)
+    print(f"\n{len(runs)} runs in {cpu:.2f} s CPU: {len(runs) / cpu:.1f} runs/s")
 
 
 def test_simulation_5444(benchmark) -> None:

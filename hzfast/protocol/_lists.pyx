@@ -134,13 +134,17 @@ def keep_current(dict keep, dict old, set recheck, dict index, const int32_t[::1
                 PySet_Add(ids, mid)
         if not _current(x, versions, P):
             PySet_Add(out, mid)
-    cdef dict rest = old.copy()
-    for mid in keep:
-        rest.pop(mid, None)
+    cdef set dropped = set(drop)
     for mid in drop:
-        x = rest.pop(mid)
+        x = <object>PyDict_GetItem(old, mid)
         ids = index.get(x.partition)
         if ids is not None:
             ids.discard(mid)
-    keep.update(rest)
+    if keep is old:
+        return out
+    # old's other entries, in old's order, behind the received ones (one pass over old:
+    # no copy of it and no deletions from one)
+    for mid, x in old.items():
+        if not PyDict_Contains(keep, mid) and not (dropped and PySet_Contains(dropped, mid)):
+            PyDict_SetItem(keep, mid, x)
     return out

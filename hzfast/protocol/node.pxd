@@ -56,3 +56,31 @@ cdef class Node:
     cdef public dict _kc_index
     cdef public set _kc_recheck
 
+    # the per-event helpers: C calls inside the module, still methods from Python
+    cpdef _drain(self)
+    cpdef _send(self, to, m)
+    cpdef _mark(self, name, x=*, partition=*, detail=*)
+    cpdef _effect(self, kind, partition, x=*, to=*)
+    cpdef _timer_set(self, key, delay)
+    cpdef _reject(self, sender, m, why)
+    cpdef _receive(self, sender, m)
+    cpdef _effect_done(self, eid, ok)
+    cpdef _completed_tuple(self)
+    cpdef _apply_completed(self, lst)
+    cpdef _keep_current(self, keep)
+    cpdef _finalize(self, x)
+    cpdef _from_master(self, m)
+    cpdef _check_migration(self, x)
+    cpdef _destination_commit(self, x)
+    cpdef _master_commit(self, x)
+    cpdef _fail(self, x, notify, why)
+    cpdef _publish_completed(self)
+    cpdef _table_message(self)
+    cpdef _master_step(self)
+    cpdef _drive(self)
+    cpdef _start(self, i)
+    cpdef _info(self, plan, i, ids)
+
+
+cpdef apply_to_row(row, x)
+cpdef _settled(x, status, final=*)

@@ -33,6 +33,7 @@ from hzfast.migration.plan import MigrationPlan
 from hzfast.migration.planner import plan_migrations
 from hzfast.protocol import _lists, _scan
 from hzfast.protocol import messages as msg
+from hzfast.protocol._build import Builder
 from hzfast.protocol.events import (
     EffectDone,
     Event,
@@ -50,6 +51,23 @@ DESIGNS = ("safe", "legacy")
 SUCCESS, FAILED, ACTIVE = MigrationStatus.SUCCESS, MigrationStatus.FAILED, MigrationStatus.ACTIVE
 MigrationId = tuple[int, int]
 _INT32_END = 2**31                  # versions and member ids travel as int32
+
+# The frozen dataclasses a step makes most, built straight into their slots (every field,
+# in field order; docs/design.md §12): the same objects their constructors make.
+_SEND = Builder(Send)
+_MARK = Builder(Mark)
+_EFFECT = Builder(Effect)
+_SET_TIMER = Builder(SetTimer)
+_CANCEL_TIMER = Builder(CancelTimer)
+_INFO = Builder(MigrationInfo)
+_REQUEST = Builder(msg.MigrationRequest)
+_TRANSFER = Builder(msg.MigrationTransfer)
+_TRANSFER_ACK = Builder(msg.MigrationTransferAck)
+_RESULT = Builder(msg.MigrationResult)
+_COMMIT = Builder(msg.MigrationCommit)
+_COMMIT_RESPONSE = Builder(msg.MigrationCommitResponse)
+_PUBLISH = Builder(msg.PublishCompletedMigrations)
+_PUBLISH_ACK = Builder(msg.PublishCompletedAck)
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,7 +139,7 @@ def _settled(x: MigrationInfo, status: MigrationStatus, final: int | None = None
              ) -> MigrationInfo:
     """``x`` with another status (and, given, final version): ``dataclasses.replace``
     without its per-call field introspection (it runs for every commit and failure)."""
-    return MigrationInfo(x.id, x.partition, x.source, x.source_current_index,
+    return _INFO(x.id, x.partition, x.source, x.source_current_index,
                          x.source_new_index, x.destination, x.destination_current_index,
                          x.destination_new_index, x.master, x.initial,
                          x.final if final is None else final, status, x.promotion)
@@ -339,11 +357,11 @@ class Node:
         if to == self.me:
             self._inbox.append((to, m))
         else:
-            self._out.append(Send(to, m))
+            self._out.append(_SEND(to, m))
 
     def _mark(self, name: str, x: MigrationInfo | None = None, partition: int = -1,
               detail: str = "") -> None:
-        self._out.append(Mark(name, x.partition if x is not None else partition, x, detail))
+        self._out.append(_MARK(name, x.partition if x is not None else partition, x, detail))
 
     def _effect(self, kind: str, partition: int, x: MigrationInfo | None = None,
                 to: int = -1) -> None:
@@ -352,10 +370,10 @@ class Node:
         self._effects[eid] = (kind, x, partition)
         if kind not in ("copy", "sync"):
             self._finalizing[partition] = self._finalizing.get(partition, 0) + 1
-        self._out.append(Effect(eid, kind, partition, x, to))
+        self._out.append(_EFFECT(eid, kind, partition, x, to))
 
     def _timer_set(self, key: Hashable, delay: int) -> None:
-        self._out.append(SetTimer(key, self._now + delay))
+        self._out.append(_SET_TIMER(key, self._now + delay))
 
     def _reject(self, sender: int, m: msg.Message, why: str) -> None:
         self._mark("message_rejected", detail=f"{type(m).__name__} from {sender}: {why}")
@@ -403,7 +421,7 @@ class Node:
             for m in gone:
                 if m in self._fetching:
                     del self._fetching[m]
-                    self._out.append(CancelTimer(("fetch", m)))
+                    self._out.append(_CANCEL_TIMER(("fetch", m)))
             self._maybe_finish_recovery()
             return
         run = self._run
@@ -416,7 +434,7 @@ class Node:
                 elif stage == "installing":
                     parts = set()
                 if parts & gone:
-                    self._out.append(CancelTimer(("mig", mid)))
+                    self._out.append(_CANCEL_TIMER(("mig", mid)))
                     self._fail(x, (), f"member {sorted(parts & gone)} left")
         for dest, (batch, proms, ans) in list(self._promotions.items()):
             if dest in gone and ans is None:
@@ -463,7 +481,7 @@ class Node:
             if stage == "request":
                 self._fail(x, (owner, x.destination), "no answer from the owner")
             elif x.destination in self.members:          # commit: re-send while a member
-                self._send(x.destination, msg.MigrationCommit(self.me, x))
+                self._send(x.destination, _COMMIT(self.me, x))
                 self._timer_set(("mig", x.id), self.config.timeout)
             else:
                 self._fail(x, (), "destination left during commit")
@@ -520,14 +538,14 @@ class Node:
         if self.active.get(p) is not x:
             return                                  # rolled back meanwhile
         if not ok:
-            self._send(x.master, msg.MigrationResult(self.me, x, False, "copy failed"))
+            self._send(x.master, _RESULT(self.me, x, False, "copy failed"))
             return
         self._mark("replica_copied", x)
         if self.config.design == "legacy":
             # legacy: no registration on the destination; the data was applied on arrival
-            self._send(x.master, msg.MigrationResult(self.me, x, True))
+            self._send(x.master, _RESULT(self.me, x, True, ""))
             return
-        self._send(x.destination, msg.MigrationTransfer(self.me, x, self._carried.pop(p, ())))
+        self._send(x.destination, _TRANSFER(self.me, x, self._carried.pop(p, ())))
 
     # ------------------------------------------------------------------ completed lists
     def _completed_tuple(self) -> tuple[MigrationInfo, ...]:
@@ -754,10 +772,10 @@ class Node:
     def _on_publish(self, m: msg.PublishCompletedMigrations) -> None:
         ids = tuple(x.id for x in m.completed if isinstance(x, MigrationInfo))
         if not self._from_master(m) or self._fetching is not None:
-            self._send(m.sender, msg.PublishCompletedAck(self.me, ids, False))
+            self._send(m.sender, _PUBLISH_ACK(self.me, ids, False))
             return
         ok = self._apply_completed(m.completed)
-        self._send(m.sender, msg.PublishCompletedAck(self.me, ids, ok))
+        self._send(m.sender, _PUBLISH_ACK(self.me, ids, ok))
 
     def _on_state_check(self, m: msg.PartitionStateCheck) -> None:
         if not self._from_master(m):
@@ -789,7 +807,7 @@ class Node:
         if why:
             self._reject(m.sender, m, why)
             if isinstance(x, MigrationInfo):
-                self._send(m.sender, msg.MigrationResult(self.me, x, False, why))
+                self._send(m.sender, _RESULT(self.me, x, False, why))
             return
         p = x.partition
         act = self.active.get(p)
@@ -809,7 +827,7 @@ class Node:
         elif self.active.get(p) is not None:        # (the list may have finalized one)
             why = "another migration is active"
         if why:
-            self._send(m.sender, msg.MigrationResult(self.me, x, False, why))
+            self._send(m.sender, _RESULT(self.me, x, False, why))
             return
         self.active[p] = x
         self._carried[p] = m.completed
@@ -819,7 +837,7 @@ class Node:
         x = m.migration
         why = self._check_migration(x)
         if not why and x.id in self._finalized:       # a duplicate of a finished one
-            self._send(m.sender, msg.MigrationTransferAck(self.me, x, False))
+            self._send(m.sender, _TRANSFER_ACK(self.me, x, False))
             return
         if not why:
             if x.master != self.master:
@@ -834,11 +852,11 @@ class Node:
                     why = "another migration is active"
         if why:
             if isinstance(x, MigrationInfo):
-                self._send(m.sender, msg.MigrationTransferAck(self.me, x, False))
+                self._send(m.sender, _TRANSFER_ACK(self.me, x, False))
             self._reject(m.sender, m, why)
             return
         self.active[x.partition] = x
-        self._send(m.sender, msg.MigrationTransferAck(self.me, x, True))
+        self._send(m.sender, _TRANSFER_ACK(self.me, x, True))
 
     def _on_transfer_ack(self, m: msg.MigrationTransferAck) -> None:
         x = m.migration
@@ -848,7 +866,7 @@ class Node:
         act = self.active.get(x.partition)
         if act is None or act.id != x.id:
             return
-        self._send(x.master, msg.MigrationResult(self.me, x, bool(m.ok),
+        self._send(x.master, _RESULT(self.me, x, bool(m.ok),
                                                  "" if m.ok else "destination refused"))
 
     def _on_commit(self, m: msg.MigrationCommit) -> None:
@@ -861,10 +879,10 @@ class Node:
         if why:
             self._reject(m.sender, m, why)
             if isinstance(x, MigrationInfo):
-                self._send(m.sender, msg.MigrationCommitResponse(self.me, x, False))
+                self._send(m.sender, _COMMIT_RESPONSE(self.me, x, False))
             return
         ok = self._destination_commit(x)
-        reply = msg.MigrationCommitResponse(self.me, x, ok)
+        reply = _COMMIT_RESPONSE(self.me, x, ok)
         eid = self._install_eid.get(x.id)
         if ok and eid is not None:         # answer once the data is in place
             self._waiters.setdefault(eid, []).append((m.sender, reply))
@@ -948,7 +966,7 @@ class Node:
         ent = run.inflight.get(x.id)
         if ent is None or ent[2] != "request" or m.sender != ent[3]:
             return
-        self._out.append(CancelTimer(("mig", x.id)))
+        self._out.append(_CANCEL_TIMER(("mig", x.id)))
         if not m.ok:
             self._fail(ent[1], (ent[3], x.destination), m.reason or "owner refused")
             return
@@ -968,7 +986,7 @@ class Node:
                 self._waiters.setdefault(eid, []).append(x)
             return
         run.inflight[x.id] = (ent[0], x, "commit", ent[3])
-        self._send(x.destination, msg.MigrationCommit(self.me, x))
+        self._send(x.destination, _COMMIT(self.me, x))
         self._timer_set(("mig", x.id), self.config.timeout)
 
     def _on_commit_response(self, m: msg.MigrationCommitResponse) -> None:
@@ -979,7 +997,7 @@ class Node:
         ent = run.inflight.get(x.id)
         if ent is None or ent[2] != "commit" or m.sender != ent[1].destination:
             return
-        self._out.append(CancelTimer(("mig", x.id)))
+        self._out.append(_CANCEL_TIMER(("mig", x.id)))
         if m.ok:
             self._master_commit(ent[1])
         else:
@@ -1046,7 +1064,7 @@ class Node:
         if pub is None or any(v is None for v in pub[1].values()):
             return
         self._publish = None
-        self._out.append(CancelTimer(("publish",)))
+        self._out.append(_CANCEL_TIMER(("publish",)))
         if all(pub[1].values()):
             self._evict(pub[0])
             if self.completed and self._run is None:
@@ -1073,7 +1091,7 @@ class Node:
         ent = self._promotions.get(m.sender)
         if ent is None or ent[0] != m.batch or ent[2] is not None:
             return
-        self._out.append(CancelTimer(("promotion", m.sender)))
+        self._out.append(_CANCEL_TIMER(("promotion", m.sender)))
         self._promotions[m.sender] = (ent[0], ent[1], bool(m.ok))
         self._promotions_maybe_done()
 
@@ -1083,7 +1101,7 @@ class Node:
         if self._fetching[m.sender] is not None:
             return
         self._fetching[m.sender] = m
-        self._out.append(CancelTimer(("fetch", m.sender)))
+        self._out.append(_CANCEL_TIMER(("fetch", m.sender)))
         self._maybe_finish_recovery()
 
     # ------------------------------------------------------------------ master loop
@@ -1114,7 +1132,7 @@ class Node:
         self._timer_set(("publish",), self.config.timeout)
         lst = self._completed_tuple()
         for m in others:
-            self._send(m, msg.PublishCompletedMigrations(self.me, lst))
+            self._send(m, _PUBLISH(self.me, lst))
 
     def _master_step(self) -> None:
         if self._fetching is not None:
@@ -1313,8 +1331,8 @@ class Node:
         self._seq += 1
         v = self.versions.item(p)
         inc = 1 + (sni > -1) + (dci > -1)
-        return MigrationInfo((self.me, self._seq), p, int(ids[s]) if s >= 0 else -1, sci, sni,
-                             int(ids[d]), dci, dni, self.me, v, v + inc)
+        return _INFO((self.me, self._seq), p, int(ids[s]) if s >= 0 else -1, sci, sni,
+                     int(ids[d]), dci, dni, self.me, v, v + inc, ACTIVE, False)
 
     def _drive(self) -> None:
         run = self._run
@@ -1357,7 +1375,7 @@ class Node:
             return
         run.inflight[x.id] = (i, x, "request", owner)
         self._mark("migration_started", x)
-        self._send(owner, msg.MigrationRequest(self.me, x, self._completed_tuple()))
+        self._send(owner, _REQUEST(self.me, x, self._completed_tuple()))
         self._timer_set(("mig", x.id), self.config.timeout)
 
     # ------------------------------------------------------------------ recovery (rule 8)

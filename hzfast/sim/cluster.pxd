@@ -53,3 +53,20 @@ cdef class Simulation:
     cdef public dict effect_free
     cdef public Py_ssize_t initial_members
 
+    # the per-event steps: C calls inside the module; a Python subclass still overrides
+    # them (hzfast.sim.scenario.ScenarioSimulation)
+    cpdef _push(self, t, kind, payload)
+    cpdef _deliver(self, src, dst, m)
+    cpdef _handle(self, mid, ev)
+    cpdef _on_mark(self, mid, mk, crash)
+    cpdef _effect(self, mid, e)
+    cpdef _arrive(self, src, to, kind, p, x, snap, eid)
+    cpdef _write(self, p)
+    cpdef _violation(self, text)
+    cpdef _clear(self, m, p)
+    cpdef _stable(self, p, held, row)
+    cpdef _committed_row(self, p)
+    cpdef _check_agreement(self)
+
+
+cpdef _randint(rng, lo, hi)

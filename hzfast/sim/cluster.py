@@ -21,6 +21,7 @@ from numpy.typing import NDArray
 from hzfast.arrangement import arrange
 from hzfast.hashing import partition_ids
 from hzfast.protocol import messages as msg
+from hzfast.protocol._build import Builder
 from hzfast.protocol.events import (
     EffectDone,
     MembershipChanged,
@@ -39,6 +40,11 @@ _MESSAGE_TYPES = tuple(sorted(
     (getattr(msg, n) for n in msg.__all__
      if isinstance(getattr(msg, n), type) and issubclass(getattr(msg, n), msg.Message)
      and getattr(msg, n) is not msg.Message), key=lambda t: t.__name__))
+
+# the events a run makes most, built straight into their slots (docs/design.md §12)
+_RECEIVED = Builder(MessageReceived)
+_DONE = Builder(EffectDone)
+_FIRED = Builder(TimerFired)
 
 SAFETY_TICKS = 3_000          # the safety phase: faults on
 LIVENESS_TICKS = 40_000       # the liveness phase's bound: faults off, must converge
@@ -640,18 +646,18 @@ class Simulation:
             if kind == "msg":
                 src, dst, m = payload
                 if dst in self.nodes and src in self.nodes:
-                    self._handle(dst, MessageReceived(src, m))
+                    self._handle(dst, _RECEIVED(src, m))
             elif kind == "timer":
                 mid, key, tok = payload
                 if mid in self.nodes and self.timer_tok.get((mid, key)) == tok:
                     del self.timer_tok[(mid, key)]
-                    self._handle(mid, TimerFired(key))
+                    self._handle(mid, _FIRED(key))
             elif kind == "effect":
                 self._effect(*payload)
             elif kind == "done":
                 mid, eid, ok = payload
                 if mid in self.nodes:
-                    self._handle(mid, EffectDone(eid, ok))
+                    self._handle(mid, _DONE(eid, ok))
             elif kind == "arrive":
                 self._arrive(*payload)
             elif kind == "sync_start":
