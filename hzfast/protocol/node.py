@@ -140,9 +140,9 @@ def _settled(x: MigrationInfo, status: MigrationStatus, final: int | None = None
     """``x`` with another status (and, given, final version): ``dataclasses.replace``
     without its per-call field introspection (it runs for every commit and failure)."""
     return _INFO(x.id, x.partition, x.source, x.source_current_index,
-                         x.source_new_index, x.destination, x.destination_current_index,
-                         x.destination_new_index, x.master, x.initial,
-                         x.final if final is None else final, status, x.promotion)
+                 x.source_new_index, x.destination, x.destination_current_index,
+                 x.destination_new_index, x.master, x.initial,
+                 x.final if final is None else final, status, x.promotion)
 
 
 def _is_table(a: NDArray[Any]) -> bool:
@@ -867,7 +867,7 @@ class Node:
         if act is None or act.id != x.id:
             return
         self._send(x.master, _RESULT(self.me, x, bool(m.ok),
-                                                 "" if m.ok else "destination refused"))
+                                     "" if m.ok else "destination refused"))
 
     def _on_commit(self, m: msg.MigrationCommit) -> None:
         x = m.migration
