@@ -236,7 +236,8 @@ SCHEMA: dict[type[msg.Message], tuple[tuple[str, str], ...]] = {
                               ("versions", "versions?"), ("completed", "migs"),
                               ("active", "migs")),
     msg.PromotionCommit: (("replicas", "table"), ("versions", "versions"),
-                          ("promotions", "migs"), ("destination", "int"), ("batch", "int")),
+                          ("promotions", "migs"), ("destination", "int"), ("batch", "int"),
+                          ("completed", "migs")),
     msg.PromotionCommitResponse: (("batch", "int"), ("ok", "bool")),
     msg.ReplicaSyncRequest: (("partition", "int"),),
 }

@@ -228,17 +228,21 @@ class PartitionStateReply(Message):
 
 @dataclass(frozen=True, slots=True, eq=False)
 class PromotionCommit(Message):
-    """Master -> destination: these promotions (and the table with them applied)."""
+    """Master -> destination: these promotions, the table with them applied, and the
+    master's completed list (a table without it could move a partition past a migration
+    the member still has active, and nothing would settle it)."""
 
     replicas: NDArray[np.int32]
     versions: NDArray[np.int32]
     promotions: tuple[MigrationInfo, ...]
     destination: int = -1
     batch: int = 0
+    completed: Completed = ()
 
     def __eq__(self, other: object) -> bool:
         return (type(other) is PromotionCommit and self.sender == other.sender
                 and self.promotions == other.promotions and self.batch == other.batch
+                and self.completed == other.completed
                 and np.array_equal(self.replicas, other.replicas)
                 and np.array_equal(self.versions, other.versions))
 

@@ -693,6 +693,10 @@ class Node:
                 sni = x.source_new_index
                 if x.status == SUCCESS and (sni == -1 or sni > bc):
                     self._effect("clear", p, x)
+                elif self.initialized and self.me not in self.replicas[p, :bc + 1].tolist():
+                    # the table moved past the migration while it was active here (the
+                    # partition was skipped when that table arrived): its copy goes now
+                    self._effect("clear", p)
                 self._mark("source_finalized", x)
             return
         if x.source == self.me and x.source_current_index > 0 and not x.promotion:
@@ -945,7 +949,7 @@ class Node:
         if not todo:
             self._send(m.sender, msg.PromotionCommitResponse(self.me, m.batch, True))
             return
-        ok, _ = self._take_table(m.replicas, m.versions, ())
+        ok, _ = self._take_table(m.replicas, m.versions, m.completed)
         if ok:
             for x in todo:
                 self._effect("promote", x.partition, x)
@@ -1239,7 +1243,8 @@ class Node:
         for x in proms:
             apply_to_row(reps[x.partition], x)
             vers[x.partition] = x.final
-        self._send(dest, msg.PromotionCommit(self.me, reps, vers, proms, dest, batch))
+        self._send(dest, msg.PromotionCommit(self.me, reps, vers, proms, dest, batch,
+                                             self._completed_tuple()))
         self._timer_set(("promotion", dest), self.config.timeout)
 
     def _promotions_maybe_done(self) -> None:

@@ -291,7 +291,7 @@ def _enc(m: msg.Message) -> list[Any]:
     (lambda: [*_enc(msg.PartitionTableUpdate(1, _table(), _versions()))[:3], b"\0" * 3,
               []], "PartitionTableUpdate.versions"),
     (lambda: ["PartitionStateReply", 3, True, b"", None, [], []], "PartitionStateReply.replicas"),
-    (lambda: ["PromotionCommit", 1, "table", _versions().tobytes(), [], -1, 0],
+    (lambda: ["PromotionCommit", 1, "table", _versions().tobytes(), [], -1, 0, []],
      "PromotionCommit.replicas"),
     # negative and oversized ints
     (lambda: ["FetchPartitionState", -1], "FetchPartitionState.sender"),

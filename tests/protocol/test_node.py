@@ -177,6 +177,81 @@ def test_commit_rules_on_the_destination() -> None:
     assert b.versions[p] == x.final
 
 
+def _source_with_active_move(b: Node) -> tuple[int, MigrationInfo]:
+    """``b`` (member 2) starts copying a partition it owns to member 3 (owner move, 2 leaves)."""
+    b.handle(MembershipChanged((1, 2, 3)), 2)
+    p = int(np.flatnonzero(b.replicas[:, 0] == 2)[0])
+    v = int(b.versions[p])
+    x = MigrationInfo((1, 40), p, 2, 0, -1, 3, -1, 0, 1, v, v + 2)
+    out = b.handle(MessageReceived(1, messages.MigrationRequest(1, x)), 3)
+    assert any(isinstance(o, Effect) and o.kind == "copy" for o in out) and p in b.active
+    return p, x
+
+
+def _promotion_past(b: Node, p: int, x: MigrationInfo,
+                    completed: tuple[MigrationInfo, ...]) -> list[object]:
+    """The master promotes ``b`` on another partition; its table has ``p`` moved past ``x``
+    (committed, then one more change), as a promotion after a member left carries it."""
+    q = int(np.flatnonzero(b.replicas[:, 1] == 2)[0])
+    r, v = b.replicas.copy(), b.versions.copy()
+    r[p, :2] = (3, 1)
+    v[p] = x.final + 1
+    prom = MigrationInfo((1, 41), q, -1, -1, -1, 2, 1, 0, 1, int(v[q]), int(v[q]) + 2,
+                         MigrationStatus.ACTIVE, True)
+    r[q, :2] = (2, -1)
+    v[q] += 2
+    return b.handle(MessageReceived(1, messages.PromotionCommit(
+        1, r, v, (prom,), 2, 1, completed)), 4)
+
+
+def _cleared(out: list[object], p: int) -> bool:
+    return any(isinstance(o, Effect) and o.kind == "clear" and o.partition == p for o in out)
+
+
+def test_a_promotion_carries_the_completed_list() -> None:
+    # long-run seeds 29135 and 79274: a source's copy outlived the owner move it made. The
+    # master committed the move, a member left, and the master's promotion (its table, the
+    # move applied and the partition one version further) reached the source, which took
+    # the table but, with no completed list in the promotion, kept the move active; the
+    # next master failed it and the source kept its copy of a partition it no longer held.
+    _a, b = _pair()
+    p, x = _source_with_active_move(b)
+    done = _settle(x)
+    out = _promotion_past(b, p, x, (done,))
+    assert "source_finalized" in _marks(out) and _cleared(out, p) and p not in b.active
+    assert b.replicas[p, 0] == 3 and b.versions[p] == x.final + 1
+
+
+def test_a_source_failed_after_its_table_moved_past_drops_its_copy() -> None:
+    # the same, with the promotion's list not naming the move: the table is taken and the
+    # move stays active (nothing settled it); when a master later fails it, the table no
+    # longer lists the source at a data index, so its copy goes then
+    _a, b = _pair()
+    p, x = _source_with_active_move(b)
+    out = _promotion_past(b, p, x, ())
+    assert not _cleared(out, p) and p in b.active
+    failed = _settle(x, MigrationStatus.FAILED, x.initial + x.increment + 1)
+    out = b.handle(MessageReceived(1, messages.PublishCompletedMigrations(1, (failed,))), 5)
+    assert "source_finalized" in _marks(out) and _cleared(out, p) and p not in b.active
+
+
+def test_a_failed_source_still_listed_keeps_its_copy() -> None:
+    _a, b = _pair()
+    p, x = _source_with_active_move(b)
+    failed = _settle(x, MigrationStatus.FAILED, x.initial + x.increment + 1)
+    out = b.handle(MessageReceived(1, messages.PublishCompletedMigrations(1, (failed,))), 5)
+    assert "source_finalized" in _marks(out) and not _cleared(out, p)
+    assert b.replicas[p, 0] == 2 and b.versions[p] == failed.final
+
+
+def _settle(x: MigrationInfo, status: MigrationStatus = MigrationStatus.SUCCESS,
+            final: int | None = None) -> MigrationInfo:
+    return MigrationInfo(x.id, x.partition, x.source, x.source_current_index,
+                         x.source_new_index, x.destination, x.destination_current_index,
+                         x.destination_new_index, x.master, x.initial,
+                         x.final if final is None else final, status, x.promotion)
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.data())
 def test_garbage_messages_never_raise(data: st.DataObject) -> None:

@@ -196,3 +196,16 @@ def test_a_master_left_alone_lifts_its_write_holds() -> None:
         assert r.converged and not r.violations, r.violations
         assert r.entries_lost == r.entries_lost_expected
         assert r.entries_acknowledged == r.entries_attempted
+
+
+def test_a_source_does_not_keep_a_copy_after_its_move_was_committed() -> None:
+    # long-run seeds 29135 and 79274: "partition 119: data on [5, 6, 9], replicas [6, 9]".
+    # The master committed an owner move (m5 -> m6), then promoted after a member left; the
+    # promotion's table (the move applied) reached the source m5 without the completed
+    # list, so m5's move stayed active; the next master failed it and m5 kept its copy.
+    # Promotions now carry the completed list, and a source whose table moved past a
+    # migration drops its copy when the migration settles (tests/protocol/test_node.py).
+    for seed in (29135, 79274):
+        r = sim.run(seed)
+        assert r.converged and not r.violations, r.violations
+        assert r.entries_lost == r.entries_lost_expected
