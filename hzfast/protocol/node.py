@@ -20,6 +20,8 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any
 
+import functools
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -121,6 +123,15 @@ class MemberState:
     MIGRATION_ON_MASTER = "MIGRATION_ON_MASTER"
     REPLICA_NOT_SYNC = "REPLICA_NOT_SYNC"
     SAFE = "SAFE"
+
+
+@functools.lru_cache(maxsize=64)
+def _registry(n: int, lite: tuple[bool, ...]) -> Members:
+    """The arranger's member registry for ``n`` view positions with these lite flags, kept
+    (a registry is immutable, and what the arranger derives from it is cached on it: a
+    master rebuilding it for every plan built the members' uuid strings and group layout
+    anew each time)."""
+    return Members.from_count(n, lite=lite)
 
 
 def apply_to_row(row: NDArray[np.int32], x: MigrationInfo) -> None:
@@ -1162,7 +1173,7 @@ class Node:
         ids = np.asarray(self.members, dtype=np.int64)
         lite = [m in self.lite for m in self.members]
         empty = np.full((P, R), -1, dtype=np.int32)
-        dense = arrange(empty, Members.from_count(len(ids), lite=lite), replica_count=R)
+        dense = arrange(empty, _registry(len(ids), tuple(lite)), replica_count=R)
         self.replicas = _ids_of(dense, ids)
         self.versions = (self.replicas >= 0).sum(axis=1).astype(np.int32)
         self.initialized = True
@@ -1187,7 +1198,7 @@ class Node:
         if top_id < 1 << 22 and _is_table(r):   # one kernel pass through a lookup table
             at = np.full(top_id + 1, -1, dtype=np.int32)
             at[ids] = np.arange(len(ids), dtype=np.int32)
-            return _scan.dense(r, at), ids, Members.from_count(len(ids), lite=lite)
+            return _scan.dense(r, at), ids, _registry(len(ids), tuple(lite))
         top = max(int(r.max(initial=-1)), top_id)
         if top < 1 << 22:                       # a lookup table (member ids are small)
             lut = np.full(top + 2, -1, dtype=np.int32)
@@ -1198,8 +1209,8 @@ class Node:
             pos = {int(m): i for i, m in enumerate(self.members)}
             code = np.asarray([pos.get(int(u), -1) for u in uniq], dtype=np.int32)
             dense = code[inv.reshape(r.shape)]
-        return np.ascontiguousarray(dense, dtype=np.int32), ids, Members.from_count(
-            len(ids), lite=lite)
+        return np.ascontiguousarray(dense, dtype=np.int32), ids, _registry(len(ids),
+                                                                            tuple(lite))
 
     def _repair(self) -> bool:
         """Rule 7: empty departed/lite slots; start promotions. True: waiting for them."""
