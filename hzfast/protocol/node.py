@@ -15,12 +15,11 @@ rules 1–9). ``"legacy"`` is the earlier design that lost data in Hazelcast's i
 """
 from __future__ import annotations
 
+import functools
 from collections import deque
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any
-
-import functools
 
 import numpy as np
 from numpy.typing import NDArray
