@@ -107,16 +107,28 @@ def test_tests_mirror_the_migration_modules():
             assert (ROOT / "tests" / "migration" / f"test_{path.name}").exists(), path.name
 
 
-def test_import_is_light():
-    # CPU time of the import in a fresh interpreter (wall time on a shared 2-core machine
-    # also counts the other test workers), best of 5
-    code = ("import sys, time; t = time.process_time(); import hzfast; "
+def _import_cpu(module: str) -> tuple[float, list[str]]:
+    """CPU time of ``import module`` in a fresh interpreter (best of 5: wall time on a
+    shared 2-core machine also counts the other test workers), and whether pyspark, the
+    CLI and matplotlib came with it."""
+    code = (f"import sys, time; t = time.process_time(); import {module}; "
             "print(time.process_time() - t, 'pyspark' in sys.modules, "
             "'hzfast.cli' in sys.modules, 'matplotlib' in sys.modules)")
-    best = None
+    best, flags = None, []
     for _ in range(5):
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                              check=True, timeout=60, cwd=ROOT).stdout.split()
-        assert out[1:] == ["False", "False", "False"]
+        flags = out[1:]
         best = float(out[0]) if best is None else min(best, float(out[0]))
-    assert best < 0.25, best
+    assert best is not None
+    return best, flags
+
+
+def test_import_is_light():
+    # hzfast's own share of its import stays below numpy's import, timed beside it (the
+    # shared machine's speed varies twofold from day to day: an absolute bound of 0.25 s
+    # CPU held on a quick day and failed on a slow one with nothing changed)
+    total, flags = _import_cpu("hzfast")
+    assert flags == ["False", "False", "False"]
+    numpy, _ = _import_cpu("numpy")
+    assert total - numpy < numpy, (total, numpy)
