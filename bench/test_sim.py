@@ -19,7 +19,8 @@
   plan_migrations, and the step with the arrangement supplied (the node module's
   ``arrange`` replaced, for that part only, by one returning a copy of the target it would
   compute, made before the clock starts) / plan_migrations: the step's own cost measured
-  directly rather than as a difference of two noisy timings. They are printed (``-s``) and kept in the benchmark's ``extra_info``.
+  directly rather than as a difference of two noisy timings. They are printed (``-s``) and
+  kept in the benchmark's ``extra_info``.
 
 Run: ``python -m pytest bench/test_sim.py -p no:xdist -k "plan or arrange or executor"``.
 """

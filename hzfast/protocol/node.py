@@ -703,7 +703,7 @@ class Node:
                 sni = x.source_new_index
                 if x.status == SUCCESS and (sni == -1 or sni > bc):
                     self._effect("clear", p, x)
-                elif self.initialized and self.me not in self.replicas[p, :bc + 1].tolist():
+                elif self.me not in self.replicas[p, :bc + 1].tolist():
                     # the table moved past the migration while it was active here (the
                     # partition was skipped when that table arrived): its copy goes now
                     self._effect("clear", p)

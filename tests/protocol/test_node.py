@@ -3,6 +3,8 @@ clocks or randomness; the same events give the same outputs), its rejections of 
 faulty network can deliver, and the table rules it applies (docs/design.md §7)."""
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -246,10 +248,7 @@ def test_a_failed_source_still_listed_keeps_its_copy() -> None:
 
 def _settle(x: MigrationInfo, status: MigrationStatus = MigrationStatus.SUCCESS,
             final: int | None = None) -> MigrationInfo:
-    return MigrationInfo(x.id, x.partition, x.source, x.source_current_index,
-                         x.source_new_index, x.destination, x.destination_current_index,
-                         x.destination_new_index, x.master, x.initial,
-                         x.final if final is None else final, status, x.promotion)
+    return dataclasses.replace(x, status=status, final=x.final if final is None else final)
 
 
 @settings(max_examples=300, deadline=None)
