@@ -17,12 +17,16 @@ ANSWER_STOPPED: int
 ANSWER_DESTINATION_FULL: int
 ANSWER_ENDPOINT_FULL: int
 
+def first_descent(pid: NDArray[np.int32]) -> int: ...  # const int32_t[:]
+# the first k with pid[k] < pid[k - 1], or -1
+
 def prepare(
     columns: NDArray[np.int32],  # const int32_t[:, :] (7, N), rows contiguous
     inst: NDArray[np.uint8],  # const uint8_t[::1] (N,)
     owner: NDArray[np.int32],  # const int32_t[:] (P,), slot 0 of the initial/final table
     replica_count: int,  # intp_t
     from_final: bool,  # bint
+    checked: bool = ...,  # bint, default False: the decisions are known to be in range
 ) -> tuple[bool, NDArray[np.int32] | None, NDArray[np.int32] | None, NDArray[np.intp] | None,
            NDArray[np.intp] | None, NDArray[np.int32] | None, int, int, int]: ...
 # (ok, endpoint (N,), queue (N,), qidx, qstart (queues + 1,), pair (N,), pair count,

@@ -152,34 +152,15 @@ cdef int stack_push(Stack* s, int32_t v) except -1 nogil:
 
 
 # ------------------------------------------------------------------ preparation
-cdef inline int32_t owner_before(const Columns* c, intp_t k, int32_t o) noexcept nogil:
-    """Slot 0 of a row before decision ``k``, from slot 0 after it (the decision undone:
-    ``S[sni] = -1``, ``S[dni] = -1``, ``S[dci] = destination``, ``S[sci] = source``, in that
-    order, as ``_decisions.unapply_step``). Cannot fail."""
-    if c.sni[k] == 0:
-        o = -1
-    if c.dni[k] == 0:
-        o = -1
-    if c.dci[k] == 0:
-        o = c.dst[k]
-    if c.sci[k] == 0:
-        o = c.src[k]
-    return o
-
-
-cdef inline int32_t owner_after(const Columns* c, intp_t k, int32_t o) noexcept nogil:
-    """Slot 0 of a row after decision ``k``, from slot 0 before it (as
-    ``_decisions.apply_step``: ``S[sci] = -1``, ``S[dci] = -1``, ``S[dni] = destination``,
-    ``S[sni] = source``). Cannot fail."""
-    if c.sci[k] == 0:
-        o = -1
-    if c.dci[k] == 0:
-        o = -1
-    if c.dni[k] == 0:
-        o = c.dst[k]
-    if c.sni[k] == 0:
-        o = c.src[k]
-    return o
+def first_descent(const int32_t[:] pid):
+    """The first ``k`` with ``pid[k] < pid[k - 1]``, or -1 when ``pid`` is ascending."""
+    cdef intp_t k, n = pid.shape[0], bad = -1
+    with nogil:
+        for k in range(1, n):
+            if pid[k] < pid[k - 1]:
+                bad = k
+                break
+    return bad
 
 
 cdef bint valid_c(const Columns* c, intp_t P, intp_t R) noexcept nogil:
@@ -216,13 +197,22 @@ cdef intp_t queues_c(const Columns* c, const uint8_t* inst, const int32_t[:] own
     """The queues (``qidx[qstart[q]:qstart[q + 1]]`` = queue q's plan rows in order, one
     queue per run of equal partition ids that has a queued row; ``queue[k]`` = q) and each
     queued row's endpoint: its source when ``sci == 0``, else the partition's owner with the
-    partition's earlier decisions applied. ``owner`` is slot 0 of the initial table, or of
-    the final one when ``from_final`` (each run is then undone on slot 0 first). The
-    decisions passed :func:`valid_c`. Returns the number of queues. Never raises."""
+    partition's earlier decisions applied (instant rows: -1 in both). ``owner`` is slot 0 of
+    the initial table, or of the final one when ``from_final`` (each run is then undone on
+    slot 0 first, as the schedule's replay does, also for a final table the plan does not
+    lead to). The decisions passed :func:`valid_c`. Returns the number of queues. Never
+    raises. (The columns are read through locals: the stores would otherwise make the
+    compiler reload every field of ``c`` per row.)"""
     cdef intp_t N = c.n, k, a = 0, b, nq = 0, nqueues = 0
     cdef const int32_t* pid = c.pid
     cdef const int32_t* src = c.src
     cdef const int32_t* sci = c.sci
+    cdef const int32_t* sni = c.sni
+    cdef const int32_t* dst = c.dst
+    cdef const int32_t* dci = c.dci
+    cdef const int32_t* dni = c.dni
+    cdef const char* own = <const char*>&owner[0] if owner.shape[0] else NULL
+    cdef intp_t ostride = owner.strides[0]
     cdef int32_t p, o
     qstart[0] = 0
     while a < N:
@@ -230,22 +220,48 @@ cdef intp_t queues_c(const Columns* c, const uint8_t* inst, const int32_t[:] own
         b = a + 1
         while b < N and pid[b] == p:
             b += 1
-        o = owner[p]
+        o = (<const int32_t*>(own + p * ostride))[0]
         if from_final:
-            for k in range(b - 1, a - 1, -1):
-                o = owner_before(c, k, o)
+            for k in range(b - 1, a - 1, -1):      # undone: S[sni], S[dni] = -1, -1;
+                if sni[k] == 0 or dni[k] == 0:     # S[dci] = destination; S[sci] = source
+                    o = -1
+                if dci[k] == 0:
+                    o = dst[k]
+                if sci[k] == 0:
+                    o = src[k]
         for k in range(a, b):
-            if not inst[k]:
+            if inst[k]:
+                endpoint[k] = -1
+                queue[k] = -1
+            else:
                 endpoint[k] = src[k] if sci[k] == 0 else o
                 queue[k] = <int32_t>nqueues
                 qidx[nq] = k
                 nq += 1
-            o = owner_after(c, k, o)
+            if sci[k] == 0 or dci[k] == 0:         # applied: S[sci], S[dci] = -1, -1;
+                o = -1                             # S[dni] = destination; S[sni] = source
+            if dni[k] == 0:
+                o = dst[k]
+            if sni[k] == 0:
+                o = src[k]
         if nq > qstart[nqueues]:
             nqueues += 1
             qstart[nqueues] = nq
         a = b
     return nqueues
+
+
+cdef intp_t members_c(const int32_t* dst, const int32_t* ep, const intp_t* qidx,
+                      intp_t nq) noexcept nogil:
+    """One more than every destination and endpoint of the queued rows; -1 when an endpoint
+    is below -1."""
+    cdef intp_t i, k, M = 0
+    cdef int32_t low = 0
+    for i in range(nq):
+        k = qidx[i]
+        M = max(M, dst[k] + 1, ep[k] + 1)
+        low = min(low, ep[k])
+    return -1 if low < -1 else M
 
 
 cdef intp_t pairs_c(const Columns* c, const int32_t[::1] endpoint, const intp_t[::1] qidx,
@@ -261,6 +277,10 @@ cdef intp_t pairs_c(const Columns* c, const int32_t[::1] endpoint, const intp_t[
     cdef int64_t code
     cdef int32_t* table
     cdef int64_t* keys
+    cdef const int32_t* dst = c.dst                      # locals: see queues_c
+    cdef const int32_t* ep = &endpoint[0] if endpoint.shape[0] else NULL
+    cdef const intp_t* qi = &qidx[0] if nq else NULL
+    cdef int32_t* pr = &pair[0] if pair.shape[0] else NULL
     cdef int64_t* firsts = <int64_t*>malloc((nq + 1) * sizeof(int64_t))   # code per pair
     cdef uint8_t* seen = <uint8_t*>calloc(M + 1, sizeof(uint8_t))
     if firsts == NULL or seen == NULL:
@@ -276,13 +296,13 @@ cdef intp_t pairs_c(const Columns* c, const int32_t[::1] endpoint, const intp_t[
             with gil:
                 raise MemoryError("executor: out of memory")
         for i in range(nq):
-            k = qidx[i]
-            code = (<int64_t>c.dst[k] + 1) * (M + 1) + endpoint[k] + 1
+            k = qi[i]
+            code = (<int64_t>dst[k] + 1) * (M + 1) + ep[k] + 1
             if table[code] == 0:
                 firsts[count] = code
                 count += 1
                 table[code] = <int32_t>count
-            pair[k] = table[code] - 1
+            pr[k] = table[code] - 1
         free(table)
     else:
         while cap < 2 * nq:
@@ -300,8 +320,8 @@ cdef intp_t pairs_c(const Columns* c, const int32_t[::1] endpoint, const intp_t[
         for h in range(cap):
             keys[h] = -1
         for i in range(nq):
-            k = qidx[i]
-            code = (<int64_t>c.dst[k] + 1) * (M + 1) + endpoint[k] + 1
+            k = qi[i]
+            code = (<int64_t>dst[k] + 1) * (M + 1) + ep[k] + 1
             h = <intp_t>((<uint64_t>code * <uint64_t>0x9E3779B97F4A7C15) >> (64 - bits))
             while keys[h] != code and keys[h] != -1:
                 h = (h + 1) & (cap - 1)
@@ -310,7 +330,7 @@ cdef intp_t pairs_c(const Columns* c, const int32_t[::1] endpoint, const intp_t[
                 table[h] = <int32_t>count
                 firsts[count] = code
                 count += 1
-            pair[k] = table[h]
+            pr[k] = table[h]
         free(keys)
         free(table)
     # the members of the pairs (index m + 1 of ``seen``; 0 stands for "none")
@@ -329,13 +349,15 @@ cdef intp_t pairs_c(const Columns* c, const int32_t[::1] endpoint, const intp_t[
 
 
 def prepare(const int32_t[:, :] columns, const uint8_t[::1] inst, const int32_t[:] owner,
-            intp_t replica_count, bint from_final):
+            intp_t replica_count, bint from_final, bint checked=False):
     """Everything :class:`Core` takes, from a plan's (7, N) column block, its instant flags
     and slot 0 of the table it starts from (``from_final``: of the table it ends in).
 
     Returns ``(ok, endpoint, queue, qidx, qstart, pair, pair_count, member_count,
-    active)``; ``ok`` False (the arrays None, the counts 0) reports a partition out of range or out of
-    ascending order, an index outside ``[-1, replica_count)`` or a member below -1.
+    active)``; ``ok`` False (the arrays None, the counts 0) reports a partition out of range
+    or out of ascending order, an index outside ``[-1, replica_count)`` or a member below -1
+    (``checked``: the caller vouches for the decisions, as a plan with a target of
+    ``(owner.shape[0], replica_count)`` does; only the endpoints are checked).
     ``endpoint`` int32 per row (-1 for instant rows), ``queue`` int32 per row (-1 for
     instant rows), ``pair`` int32 per row (0 for instant rows), ``member_count`` > every
     destination and endpoint of a queued row, ``active`` how many members take part in a
@@ -344,24 +366,22 @@ def prepare(const int32_t[:, :] columns, const uint8_t[::1] inst, const int32_t[
     cdef intp_t N = c.n, nqueues = -1, nq = 0, npairs = 0, M = 0, active = 0, i, k
     if inst.shape[0] != N:
         raise ValueError(f"inst has {inst.shape[0]} flags for {N} decisions")
-    endpoint_arr = np.full(N, -1, dtype=np.int32)
-    queue_arr = np.full(N, -1, dtype=np.int32)
+    endpoint_arr = np.empty(N, dtype=np.int32)          # queues_c writes every row
+    queue_arr = np.empty(N, dtype=np.int32)
     qidx_arr = np.empty(N, dtype=np.intp)
     qstart_arr = np.empty(N + 1, dtype=np.intp)
     pair_arr = np.zeros(N, dtype=np.int32)
     cdef int32_t[::1] ep = endpoint_arr, qu = queue_arr, pr = pair_arr
     cdef intp_t[::1] qi = qidx_arr, qs = qstart_arr
     with nogil:
-        if valid_c(&c, owner.shape[0], replica_count):
+        if checked or valid_c(&c, owner.shape[0], replica_count):
             nqueues = queues_c(&c, &inst[0] if N else NULL, owner, from_final,
                                &ep[0] if N else NULL, &qu[0] if N else NULL,
                                &qi[0] if N else NULL, &qs[0])
             nq = qs[nqueues]
-            for i in range(nq):
-                k = qi[i]
-                M = max(M, c.dst[k] + 1, ep[k] + 1)
-                if ep[k] < -1:                 # a table slot below -1 (tables are checked)
-                    nqueues = -1
+            M = members_c(c.dst, &ep[0] if N else NULL, &qi[0] if N else NULL, nq)
+            if M < 0:                          # a table slot below -1 (tables are checked)
+                nqueues = -1
             if nqueues >= 0:
                 npairs = pairs_c(&c, ep, qi[:nq], M, pr, &active)
     if nqueues < 0:
@@ -468,24 +488,31 @@ cdef class Core:
         cdef intp_t* head = &self.head[0] if nqueues else NULL
         cdef Heap* pairs = self.pairs
         cdef Heap* h
-        cdef Entry* grown
+        cdef intp_t pr, npairs = self.npairs
         for k in range(self.n):
             state[k] = WAITING if queue[k] >= 0 else INSTANT
         for q in range(nqueues):
             head[q] = qstart[q]
         # each pair's heads in ascending queue order (a sorted array is a heap); only the
-        # first head of each pair is a candidate
+        # first head of each pair is a candidate. Each heap is allocated once, at its size
+        # (counted first; later pushes grow it as needed).
+        for q in range(nqueues):
+            pairs[pair[qidx[qstart[q]]]].cap += 1
+        for pr in range(npairs):
+            h = &pairs[pr]
+            h.cap += 4
+            h.a = <Entry*>malloc(h.cap * sizeof(Entry))
+            if h.a == NULL:
+                raise MemoryError("executor: out of memory")
+        self.cand.cap = npairs
+        self.cand.a = <Entry*>malloc(npairs * sizeof(Entry))
+        if self.cand.a == NULL:
+            raise MemoryError("executor: out of memory")
         for q in range(nqueues):
             k = qidx[qstart[q]]
             h = &pairs[pair[k]]
             if h.n == 0:
                 heap_push(&self.cand, Entry(<int32_t>q, <int32_t>k))   # ascending: no sift
-            if h.n == h.cap:
-                grown = <Entry*>realloc(h.a, (2 * h.cap + 4) * sizeof(Entry))
-                if grown == NULL:
-                    raise MemoryError("executor: out of memory")
-                h.a = grown
-                h.cap = 2 * h.cap + 4
             h.a[h.n] = Entry(<int32_t>q, <int32_t>k)
             h.n += 1
         return 0

@@ -113,9 +113,8 @@ class Executor:
             raise ValueError(f"plan has {n} decisions; Executor takes fewer than 2**31")
         pid = plan.partition_id
         if n > 1:
-            down = np.diff(pid) < 0
-            if down.any():
-                bad = int(np.flatnonzero(down)[0]) + 1
+            bad = _executor.first_descent(pid)
+            if bad >= 0:
                 raise ValueError(f"plan must list its partitions in ascending order (one "
                                  f"queue each); row {bad} has partition {int(pid[bad])} "
                                  f"after {int(pid[bad - 1])}")
@@ -139,10 +138,33 @@ class Executor:
         else:
             raise ValueError("Executor needs current= when the plan has no target")
         # the endpoints need only slot 0 of each partition (docs/design.md §11): the kernel
-        # reads that column of the private snapshot, or of the plan's own (frozen) target
+        # reads that column of the private snapshot, or of the plan's own (frozen) target.
+        # A plan with a target was range-checked against the target's shape when it was
+        # made (and ``current`` has that shape), so the kernel need not check it again.
+        self._build(plan, limit, rows[:, 0], rows.shape[1], from_final,
+                    checked=plan.target is not None)
+
+    @classmethod
+    def _from_start(cls, plan: MigrationPlan, owner: NDArray[np.int32],
+                    max_parallel_migrations: int) -> Executor:
+        """The executor of ``plan``, made by :func:`plan_migrations` in the same call from
+        a table whose slot 0 is ``owner`` (int32, one entry per partition; read during this
+        call only): the decisions are not checked again, and the endpoints follow ``owner``
+        forwards rather than the target backwards. For the master's planning step."""
+        if plan.target is None or owner.dtype != np.int32 or owner.ndim != 1 \
+                or owner.shape[0] != plan.target.shape[0]:
+            raise ValueError("_from_start needs a plan with a target and its int32 owner "
+                             "column")
+        self = object.__new__(cls)
+        self._build(plan, max_parallel_migrations, owner, plan.target.shape[1], False,
+                    checked=True)
+        return self
+
+    def _build(self, plan: MigrationPlan, limit: int, owner: NDArray[np.int32],
+               replica_count: int, from_final: bool, checked: bool) -> None:
         ok, endpoint, queue, qidx, qstart, pair, pairs, members, active = _executor.prepare(
-            plan._columns, plan.instant.view(np.uint8), rows[:, 0], rows.shape[1],
-            from_final)
+            plan._columns, plan.instant.view(np.uint8), owner, replica_count, from_final,
+            checked)
         if not ok:
             raise ValueError("plan does not fit the table (partition, index or member out of "
                              "range)")
@@ -150,7 +172,7 @@ class Executor:
             and qstart is not None and pair is not None                # ok: arrays
         self.plan = plan
         self.max_parallel_migrations = limit
-        self._n = n
+        self._n = len(plan)
         self._endpoint = endpoint
         self._endpoint.setflags(write=False)
         self._core = _executor.Core(np.ascontiguousarray(plan.destination), endpoint, queue,

@@ -1161,11 +1161,14 @@ class Node:
                 return
             self._initialize()
         self._dirty = False
-        if self.config.design == "safe" and self._repair():
-            return
-        if self.config.design == "legacy":
+        repaired: NDArray[np.int32] | None = None
+        if self.config.design == "safe":
+            waiting, repaired = self._repair()
+            if waiting:
+                return
+        else:
             self._legacy_repair()
-        self._plan()
+        self._plan(repaired)
 
     def _initialize(self) -> None:
         P, R = self.replicas.shape
@@ -1188,11 +1191,15 @@ class Node:
         lut[members] = True
         return lut[table]              # -1 reads lut[-1], which is False
 
-    def _dense(self) -> tuple[NDArray[np.int32], NDArray[np.int64], Members]:
-        """The table in member-index form (view position), for the arranger and planner."""
+    def _dense(self, known: NDArray[np.int32] | None = None
+               ) -> tuple[NDArray[np.int32], NDArray[np.int64], Members]:
+        """The table in member-index form (view position), for the arranger and planner
+        (``known``: that table, already made by :meth:`_repair` from the table as it is)."""
         ids = np.asarray(self.members, dtype=np.int64)
         r = self.replicas
         lite = [m in self.lite for m in self.members]
+        if known is not None:
+            return known, ids, _registry(len(ids), tuple(lite))
         top_id = int(ids.max(initial=-1))
         if top_id < 1 << 22 and _is_table(r):   # one kernel pass through a lookup table
             at = np.full(top_id + 1, -1, dtype=np.int32)
@@ -1211,17 +1218,24 @@ class Node:
         return np.ascontiguousarray(dense, dtype=np.int32), ids, _registry(len(ids),
                                                                             tuple(lite))
 
-    def _repair(self) -> bool:
-        """Rule 7: empty departed/lite slots; start promotions. True: waiting for them."""
-        members = np.asarray(self.data_members, dtype=np.int32)
-        top = int(members.max(initial=-1))
+    def _repair(self) -> tuple[bool, NDArray[np.int32] | None]:
+        """Rule 7: empty departed/lite slots; start promotions. Returns (waiting for them,
+        the repaired table in view positions when the one-pass kernel made it, else None)."""
         r, vs = self.replicas, self.versions
+        top = max(self.members, default=-1)
+        repaired: NDArray[np.int32] | None = None
         if top < 1 << 22 and _is_table(r) and r.flags.writeable and vs.flags.writeable \
                 and vs.dtype == np.int32 and vs.flags.c_contiguous and vs.shape == r.shape[:1]:
-            flags = np.zeros(top + 1, dtype=np.uint8)      # one kernel pass (§11)
-            flags[members] = 1
-            cleared, need = _scan.repair(r, vs, flags)
+            # one kernel pass (§11): a data member's id reads its view position, any other
+            # id -1; the pass clears those slots and writes the table in view positions
+            code = np.full(top + 1, -1, dtype=np.int32)
+            code[np.asarray(self.members, dtype=np.int64)] = np.arange(len(self.members),
+                                                                        dtype=np.int32)
+            if len(self.lite):
+                code[np.asarray(sorted(self.lite), dtype=np.int64)] = -1
+            cleared, need, repaired = _scan.repair_dense(r, vs, code)
         else:
+            members = np.asarray(self.data_members, dtype=np.int32)
             bad = (r >= 0) & ~self._held_by(r, members)
             cleared = int(bad.sum())
             if cleared:
@@ -1231,7 +1245,7 @@ class Node:
         if not len(need):
             if cleared:
                 self._publish_table()
-            return False
+            return False, repaired
         by_dest: dict[int, list[MigrationInfo]] = {}
         for p in need.tolist():
             idx = int(np.flatnonzero(self.replicas[p] >= 0)[0])
@@ -1245,7 +1259,7 @@ class Node:
             self._promotion_seq += 1
             self._promotions[dest] = (self._promotion_seq, tuple(by_dest[dest]), None)
             self._send_promotions(dest)
-        return True
+        return True, None
 
     def _send_promotions(self, dest: int) -> None:
         batch, proms, _ = self._promotions[dest]
@@ -1281,10 +1295,10 @@ class Node:
             self._paused_until = self._now + self.config.retry_delay
             self._timer_set(("retry",), self.config.retry_delay)
 
-    def _plan(self) -> None:
+    def _plan(self, repaired: NDArray[np.int32] | None = None) -> None:
         if any(m not in self._told for m in self.members):   # joiners get the table first
             self._publish_table()
-        dense, ids, members = self._dense()
+        dense, ids, members = self._dense(repaired)
         if not self.data_members:
             return
         with owned(dense):            # fresh arrays of this call: read without snapshots
@@ -1301,13 +1315,14 @@ class Node:
             after, self.versions = apply_migrations(dense, self.versions, plan[instant])
             self.replicas = _ids_of(after, ids)
             self._publish_table()
-        # the plan was made from ``dense``: the executor replays it from its own target
-        # rather than checking it against ``dense`` once more (docs/design.md §11)
-        self._start_run(plan, None, ids)
+        # the plan was made from ``dense`` just now: the executor follows its owner slots
+        # forwards without checking the plan against it once more (docs/design.md §11)
+        self._start_run(plan, Executor._from_start(plan, dense[:, 0],
+                                                   self.config.max_parallel_migrations), ids)
 
-    def _start_run(self, plan: MigrationPlan, dense: NDArray[np.int32] | None,
+    def _start_run(self, plan: MigrationPlan, executor: Executor,
                    ids: NDArray[np.int64]) -> None:
-        self._run = _Run(Executor(plan, dense, self.config.max_parallel_migrations), ids)
+        self._run = _Run(executor, ids)
         self._run_plan = plan
         self._drive()
 
@@ -1338,7 +1353,8 @@ class Node:
         n = len(rows)
         plan = MigrationPlan(rows, src, np.zeros(n, np.int32), sni, target[rows, 0],
                              np.full(n, -1, np.int32), np.zeros(n, np.int32))
-        self._start_run(plan, np.ascontiguousarray(interim, dtype=np.int32), ids)
+        self._start_run(plan, Executor(plan, np.ascontiguousarray(interim, dtype=np.int32),
+                                       self.config.max_parallel_migrations), ids)
 
     def _info(self, plan: MigrationPlan, i: int, ids: NDArray[np.int64]) -> MigrationInfo:
         """Plan row ``i`` as a migration of this master, from the partition's version now."""

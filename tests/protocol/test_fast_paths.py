@@ -161,18 +161,21 @@ def test_scan_kernels_equal_their_numpy_rules(rows: int, width: int, seed: int) 
     pos = {int(m): i for i, m in enumerate(ids)}
     want = np.vectorize(lambda v: pos.get(int(v), -1), otypes=[np.int32])(table)
     assert np.array_equal(_scan.dense(table, at), want)
-    # repair: clear non-members, bump versions, rows with an empty owner and a replica
-    flags = np.zeros(int(ids.max()) + 1, dtype=np.uint8)
-    flags[ids] = 1
-    bad = (table >= 0) & ~np.isin(table, ids)
+    # repair_dense: clear the ids without a position (not in the view, or lite), bump
+    # versions, list rows with an empty owner and a replica, and map what is left
+    code = at.copy()
+    code[rng.choice(ids, size=rng.integers(0, len(ids)), replace=False)] = -1   # lite ones
+    keep = [int(m) for m in ids if code[m] >= 0]
+    bad = (table >= 0) & ~np.isin(table, keep)
     want_t = np.where(bad, -1, table)
     want_v = versions + bad.sum(axis=1).astype(np.int32)
     want_need = np.flatnonzero((want_t[:, 0] == -1) & (want_t >= 0).any(axis=1))
     t, v = table.copy(), versions.copy()
-    cleared, need = _scan.repair(t, v, flags)
+    cleared, need, mapped = _scan.repair_dense(t, v, code)
     assert cleared == int(bad.sum())
     assert np.array_equal(t, want_t) and np.array_equal(v, want_v)
     assert np.array_equal(need, want_need)
+    assert np.array_equal(mapped, _scan.dense(want_t, at))
 
 
 def test_advance_versions_finds_the_first_decrease_and_remembers() -> None:
