@@ -39,7 +39,7 @@ from hzfast.members import Members
 from hzfast.protocol import Config, MembershipChanged, Node
 
 P = 20_000
-ROUNDS = 25
+ROUNDS = 40
 STEP = pytest.mark.benchmark(group="planning step")
 
 

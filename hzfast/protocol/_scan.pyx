@@ -4,9 +4,11 @@
 that left (or turned lite), bump each partition's version by the slots it lost, and list the
 partitions left without an owner that still hold a replica (their promotions); in the same
 pass it writes the table in view positions for the arranger and planner. ``dense`` is that
-mapping alone. Both read member ids through a lookup table indexed by id, padded with one
-``-1`` entry that every id at or past its end (and -1) reads, so the pass has no branch per
-slot. hzfast.protocol.node checks shapes, dtypes and writability; nothing here raises.
+mapping alone. Both read member ids through a lookup table indexed by id, with entries for
+-1 and for every id past its end, so the pass has no branch per slot (``repair_dense``
+first checks, in one vectorised pass, whether every id is inside the table, and then reads
+it without even a bound test). hzfast.protocol.node checks shapes, dtypes and
+writability; nothing here raises.
 """
 import numpy as np
 cimport numpy as cnp
@@ -14,6 +16,41 @@ cimport numpy as cnp
 from hzfast._types cimport int32_t, uint8_t, uint32_t, int64_t, intp_t
 
 cnp.import_array()
+
+
+cdef extern from *:
+    """
+    #include <stdint.h>
+    /* The two slot loops of repair_dense in C, so that GCC on x86-64 Linux can also build an
+       AVX2 clone of each (chosen once at load time by the CPU): the ids-in-range check
+       becomes a vector OR reduction and the mapping a vector gather (vpgatherdd). Other
+       compilers and CPUs run the plain loops. */
+    #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+    #define HZ_CLONES __attribute__((target_clones("avx2", "default")))
+    #else
+    #define HZ_CLONES
+    #endif
+    HZ_CLONES static uint32_t hz_ids_outside(const int32_t* restrict table, intptr_t n,
+                                             uint32_t m) {
+        uint32_t bad = 0;
+        for (intptr_t i = 0; i < n; i++)
+            bad |= (uint32_t)table[i] + 1u > m;    /* -1 .. m - 1 are inside */
+        return bad;
+    }
+    HZ_CLONES static int32_t hz_map_ids(const int32_t* restrict table, int32_t* restrict out,
+                                        const int32_t* restrict at, intptr_t n) {
+        int32_t acc = 0;
+        for (intptr_t i = 0; i < n; i++) {
+            int32_t c = at[table[i]];
+            out[i] = c;
+            acc |= c + 1;
+        }
+        return acc;
+    }
+    """
+    uint32_t hz_ids_outside(const int32_t* table, intp_t n, uint32_t m) noexcept nogil
+    int32_t hz_map_ids(const int32_t* table, int32_t* out, const int32_t* at,
+                       intp_t n) noexcept nogil
 
 
 def dense(const int32_t[:, ::1] replicas, const int32_t[::1] position):
@@ -37,40 +74,46 @@ def dense(const int32_t[:, ::1] replicas, const int32_t[::1] position):
 
 
 def repair_dense(int32_t[:, ::1] replicas, int32_t[::1] versions, const int32_t[::1] code):
-    """:func:`repair` and :func:`dense` in one pass, for a lookup table ``code`` that gives
+    """:func:`dense` and rule 7's repair in one pass, for a lookup table ``code`` that gives
     each data member's view position and ``-1`` for every other id (lite members, members
-    not in the view): clear, IN PLACE, the slots whose id has no position, add each row's
-    cleared count to ``versions``, list the rows left with slot 0 empty while another slot
-    is filled, and write the repaired table in view positions. Returns ``(cleared, rows,
-    dense)``."""
+    not in the view; ids at or past its end count as not in the view): clear, IN PLACE, the
+    slots whose id has no position, add each row's cleared count to ``versions``, list the
+    rows left with slot 0 empty while another slot is filled, and write the repaired table
+    in view positions. Returns ``(cleared, rows, dense)``."""
     cdef intp_t P = replicas.shape[0], R = replicas.shape[1], M = code.shape[0]
     cdef intp_t i, p, j, cleared = 0, n = 0, slots = P * R
-    cdef int32_t v, c, lost, acc = 0
+    cdef int32_t c, lost, acc = 0
     cdef uint32_t u
+    cdef int32_t* table = &replicas[0, 0] if slots else NULL
+    cdef uint32_t outside = 0
+    with nogil:                        # every id in [-1, M)? (an OR reduction: vectorised)
+        outside = hz_ids_outside(table, slots, <uint32_t>M)
+    # one entry per id from -1 to M - 1 and one for every id past it: a data member's
+    # position, -1 for an empty slot, -2 for an id without a position (cleared below)
+    lut_arr = np.full(M + 2, -2, dtype=np.int32)
+    lut_arr[0] = -1
+    lut_arr[1:M + 1] = np.where(np.asarray(code) >= 0, code, -2)
+    cdef const int32_t* at = <const int32_t*>cnp.PyArray_DATA(lut_arr) + 1   # at[-1] == -1
     need_arr = np.empty(P, dtype=np.int64)
     out_arr = np.empty((P, R), dtype=np.int32)
-    # the codes padded with one -1 that every out-of-range id (and -1) reads
-    pos_arr = np.full(M + 1, -1, dtype=np.int32)
-    pos_arr[:M] = code
-    cdef const int32_t* pos = <const int32_t*>cnp.PyArray_DATA(pos_arr)
-    cdef int32_t* table = &replicas[0, 0] if slots else NULL
     cdef int32_t* out = <int32_t*>cnp.PyArray_DATA(out_arr)
     cdef int32_t* ver = &versions[0] if P else NULL
     cdef int64_t* need = <int64_t*>cnp.PyArray_DATA(need_arr)
     with nogil:
-        # every slot mapped; ``acc`` takes the sign bit of any slot whose member has no
-        # position (``c < 0``) although the slot is filled (``v >= 0``)
-        for i in range(slots):
-            v = table[i]
-            u = <uint32_t>v
-            c = pos[u if u < <uint32_t>M else M]
-            out[i] = c
-            acc |= c & ~v
+        if not outside:                # every id in [-1, M): no bound test per slot;
+            acc = hz_map_ids(table, out, at, slots)   # negative only if some slot read -2
+        else:
+            for i in range(slots):     # -1 and every id past M - 1 read at[M] (-2)...
+                u = <uint32_t>table[i] + 1u
+                c = at[<intp_t>(u if u <= <uint32_t>M else <uint32_t>M + 1) - 1]
+                out[i] = c             # ...except -1, which reads at[-1]
+                acc |= c + 1
         if acc < 0:                    # a member left (or turned lite): clear its slots
             for p in range(P):
                 lost = 0
                 for j in range(p * R, p * R + R):
-                    if (table[j] >= 0) & (out[j] < 0):
+                    if out[j] == -2:
+                        out[j] = -1
                         table[j] = -1
                         lost += 1
                 ver[p] += lost

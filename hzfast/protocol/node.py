@@ -133,6 +133,18 @@ def _registry(n: int, lite: tuple[bool, ...]) -> Members:
     return Members.from_count(n, lite=lite)
 
 
+@functools.lru_cache(maxsize=64)
+def _positions(members: tuple[int, ...], lite: frozenset[int]) -> NDArray[np.int32]:
+    """The repair's lookup table (read-only, kept per view): each data member's id gives
+    its view position, every other id up to the largest member id gives -1."""
+    code = np.full(max(members, default=-1) + 1, -1, dtype=np.int32)
+    code[np.asarray(members, dtype=np.int64)] = np.arange(len(members), dtype=np.int32)
+    if lite:
+        code[np.asarray(sorted(lite), dtype=np.int64)] = -1
+    code.setflags(write=False)
+    return code
+
+
 def apply_to_row(row: NDArray[np.int32], x: MigrationInfo) -> None:
     """Apply migration ``x`` to one table row in place (Hazelcast's slot updates)."""
     if x.source_current_index >= 0:
@@ -1228,12 +1240,8 @@ class Node:
                 and vs.dtype == np.int32 and vs.flags.c_contiguous and vs.shape == r.shape[:1]:
             # one kernel pass (§11): a data member's id reads its view position, any other
             # id -1; the pass clears those slots and writes the table in view positions
-            code = np.full(top + 1, -1, dtype=np.int32)
-            code[np.asarray(self.members, dtype=np.int64)] = np.arange(len(self.members),
-                                                                        dtype=np.int32)
-            if len(self.lite):
-                code[np.asarray(sorted(self.lite), dtype=np.int64)] = -1
-            cleared, need, repaired = _scan.repair_dense(r, vs, code)
+            cleared, need, repaired = _scan.repair_dense(r, vs,
+                                                         _positions(self.members, self.lite))
         else:
             members = np.asarray(self.data_members, dtype=np.int32)
             bad = (r >= 0) & ~self._held_by(r, members)

@@ -669,3 +669,29 @@ def test_many_members_from_the_target(random_tables, limit):
     s = hzfast.schedule(plan, max_parallel_migrations=limit)
     assert a[0].tolist() == s.start_round.tolist() and a[1] == s.rounds
     assert _rounds_of_ready(Executor(plan, cur, limit)) == _model_rounds(plan, cur, limit)
+
+
+@pytest.mark.parametrize("limit", [1, 3, 10**6])
+@pytest.mark.parametrize("seed", range(4))
+def test_from_start_equals_the_checked_constructor(random_tables, limit, seed):
+    # the master's planning step builds its executor from the owner column of the table it
+    # planned from, without checking the plan again: the same endpoints, the same rounds
+    cur, tgt = random_tables(300, 1 + 2 * seed, 9 + 500 * (seed == 3), seed=160 + seed)
+    plan = hzfast.plan_migrations(cur, tgt, prioritize=seed % 2 == 0)
+    fast = Executor._from_start(plan, cur[:, 0], limit)
+    checked = Executor(plan, cur, limit)
+    queued = np.flatnonzero(~plan.instant)
+    assert [fast.endpoint(int(k)) for k in queued] == \
+        [checked.endpoint(int(k)) for k in queued]
+    assert _rounds_of_ready(fast) == _rounds_of_ready(checked) == \
+        _model_rounds(plan, cur, limit)
+
+
+def test_from_start_refuses_a_plan_without_target_or_a_wrong_column(random_tables):
+    cur, tgt = random_tables(50, 2, 5, seed=3)
+    plan = hzfast.plan_migrations(cur, tgt)
+    bare = MigrationPlan(*(getattr(plan, c) for c in COLUMNS))
+    for p, owner in ((bare, cur[:, 0]), (plan, cur[:-1, 0]),
+                     (plan, cur[:, 0].astype(np.int64)), (plan, cur)):
+        with pytest.raises(ValueError, match="_from_start"):
+            Executor._from_start(p, owner, 2)
