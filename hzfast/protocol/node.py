@@ -133,16 +133,25 @@ def _registry(n: int, lite: tuple[bool, ...]) -> Members:
     return Members.from_count(n, lite=lite)
 
 
-@functools.lru_cache(maxsize=64)
 def _positions(members: tuple[int, ...], lite: frozenset[int]) -> NDArray[np.int32]:
-    """The repair's lookup table (read-only, kept per view): each data member's id gives
-    its view position, every other id up to the largest member id gives -1."""
+    """The repair's lookup table (read-only): each data member's id gives its view
+    position, every other id up to the largest member id gives -1. Kept per view while
+    the ids are small (at most 256 KiB each)."""
+    if max(members, default=-1) < 1 << 16:
+        return _positions_kept(members, lite)
+    return _positions_made(members, lite)
+
+
+def _positions_made(members: tuple[int, ...], lite: frozenset[int]) -> NDArray[np.int32]:
     code = np.full(max(members, default=-1) + 1, -1, dtype=np.int32)
     code[np.asarray(members, dtype=np.int64)] = np.arange(len(members), dtype=np.int32)
     if lite:
         code[np.asarray(sorted(lite), dtype=np.int64)] = -1
     code.setflags(write=False)
     return code
+
+
+_positions_kept = functools.lru_cache(maxsize=64)(_positions_made)
 
 
 def apply_to_row(row: NDArray[np.int32], x: MigrationInfo) -> None:
