@@ -152,6 +152,36 @@ cdef int stack_push(Stack* s, int32_t v) except -1 nogil:
 
 
 # ------------------------------------------------------------------ preparation
+cdef inline int32_t owner_before(const Columns* c, intp_t k, int32_t o) noexcept nogil:
+    """Slot 0 of a row before decision ``k``, from slot 0 after it (the decision undone:
+    ``S[sni] = -1``, ``S[dni] = -1``, ``S[dci] = destination``, ``S[sci] = source``, in that
+    order, as ``_decisions.unapply_step``). Cannot fail."""
+    if c.sni[k] == 0:
+        o = -1
+    if c.dni[k] == 0:
+        o = -1
+    if c.dci[k] == 0:
+        o = c.dst[k]
+    if c.sci[k] == 0:
+        o = c.src[k]
+    return o
+
+
+cdef inline int32_t owner_after(const Columns* c, intp_t k, int32_t o) noexcept nogil:
+    """Slot 0 of a row after decision ``k``, from slot 0 before it (as
+    ``_decisions.apply_step``: ``S[sci] = -1``, ``S[dci] = -1``, ``S[dni] = destination``,
+    ``S[sni] = source``). Cannot fail."""
+    if c.sci[k] == 0:
+        o = -1
+    if c.dci[k] == 0:
+        o = -1
+    if c.dni[k] == 0:
+        o = c.dst[k]
+    if c.sni[k] == 0:
+        o = c.src[k]
+    return o
+
+
 def first_descent(const int32_t[:] pid):
     """The first ``k`` with ``pid[k] < pid[k - 1]``, or -1 when ``pid`` is ascending."""
     cdef intp_t k, n = pid.shape[0], bad = -1
@@ -199,20 +229,12 @@ cdef intp_t queues_c(const Columns* c, const uint8_t* inst, const int32_t[:] own
     queued row's endpoint: its source when ``sci == 0``, else the partition's owner with the
     partition's earlier decisions applied (instant rows: -1 in both). ``owner`` is slot 0 of
     the initial table, or of the final one when ``from_final`` (each run is then undone on
-    slot 0 first, as the schedule's replay does, also for a final table the plan does not
-    lead to). The decisions passed :func:`valid_c`. Returns the number of queues. Never
-    raises. (The columns are read through locals: the stores would otherwise make the
-    compiler reload every field of ``c`` per row.)"""
+    slot 0 first). The decisions passed :func:`valid_c`. Returns the number of queues.
+    Never raises."""
     cdef intp_t N = c.n, k, a = 0, b, nq = 0, nqueues = 0
     cdef const int32_t* pid = c.pid
     cdef const int32_t* src = c.src
     cdef const int32_t* sci = c.sci
-    cdef const int32_t* sni = c.sni
-    cdef const int32_t* dst = c.dst
-    cdef const int32_t* dci = c.dci
-    cdef const int32_t* dni = c.dni
-    cdef const char* own = <const char*>&owner[0] if owner.shape[0] else NULL
-    cdef intp_t ostride = owner.strides[0]
     cdef int32_t p, o
     qstart[0] = 0
     while a < N:
@@ -220,15 +242,10 @@ cdef intp_t queues_c(const Columns* c, const uint8_t* inst, const int32_t[:] own
         b = a + 1
         while b < N and pid[b] == p:
             b += 1
-        o = (<const int32_t*>(own + p * ostride))[0]
+        o = owner[p]
         if from_final:
-            for k in range(b - 1, a - 1, -1):      # undone: S[sni], S[dni] = -1, -1;
-                if sni[k] == 0 or dni[k] == 0:     # S[dci] = destination; S[sci] = source
-                    o = -1
-                if dci[k] == 0:
-                    o = dst[k]
-                if sci[k] == 0:
-                    o = src[k]
+            for k in range(b - 1, a - 1, -1):
+                o = owner_before(c, k, o)
         for k in range(a, b):
             if inst[k]:
                 endpoint[k] = -1
@@ -238,30 +255,12 @@ cdef intp_t queues_c(const Columns* c, const uint8_t* inst, const int32_t[:] own
                 queue[k] = <int32_t>nqueues
                 qidx[nq] = k
                 nq += 1
-            if sci[k] == 0 or dci[k] == 0:         # applied: S[sci], S[dci] = -1, -1;
-                o = -1                             # S[dni] = destination; S[sni] = source
-            if dni[k] == 0:
-                o = dst[k]
-            if sni[k] == 0:
-                o = src[k]
+            o = owner_after(c, k, o)
         if nq > qstart[nqueues]:
             nqueues += 1
             qstart[nqueues] = nq
         a = b
     return nqueues
-
-
-cdef intp_t members_c(const int32_t* dst, const int32_t* ep, const intp_t* qidx,
-                      intp_t nq) noexcept nogil:
-    """One more than every destination and endpoint of the queued rows; -1 when an endpoint
-    is below -1."""
-    cdef intp_t i, k, M = 0
-    cdef int32_t low = 0
-    for i in range(nq):
-        k = qidx[i]
-        M = max(M, dst[k] + 1, ep[k] + 1)
-        low = min(low, ep[k])
-    return -1 if low < -1 else M
 
 
 cdef intp_t pairs_c(const Columns* c, const int32_t[::1] endpoint, const intp_t[::1] qidx,
@@ -277,10 +276,6 @@ cdef intp_t pairs_c(const Columns* c, const int32_t[::1] endpoint, const intp_t[
     cdef int64_t code
     cdef int32_t* table
     cdef int64_t* keys
-    cdef const int32_t* dst = c.dst                      # locals: see queues_c
-    cdef const int32_t* ep = &endpoint[0] if endpoint.shape[0] else NULL
-    cdef const intp_t* qi = &qidx[0] if nq else NULL
-    cdef int32_t* pr = &pair[0] if pair.shape[0] else NULL
     cdef int64_t* firsts = <int64_t*>malloc((nq + 1) * sizeof(int64_t))   # code per pair
     cdef uint8_t* seen = <uint8_t*>calloc(M + 1, sizeof(uint8_t))
     if firsts == NULL or seen == NULL:
@@ -296,13 +291,13 @@ cdef intp_t pairs_c(const Columns* c, const int32_t[::1] endpoint, const intp_t[
             with gil:
                 raise MemoryError("executor: out of memory")
         for i in range(nq):
-            k = qi[i]
-            code = (<int64_t>dst[k] + 1) * (M + 1) + ep[k] + 1
+            k = qidx[i]
+            code = (<int64_t>c.dst[k] + 1) * (M + 1) + endpoint[k] + 1
             if table[code] == 0:
                 firsts[count] = code
                 count += 1
                 table[code] = <int32_t>count
-            pr[k] = table[code] - 1
+            pair[k] = table[code] - 1
         free(table)
     else:
         while cap < 2 * nq:
@@ -320,8 +315,8 @@ cdef intp_t pairs_c(const Columns* c, const int32_t[::1] endpoint, const intp_t[
         for h in range(cap):
             keys[h] = -1
         for i in range(nq):
-            k = qi[i]
-            code = (<int64_t>dst[k] + 1) * (M + 1) + ep[k] + 1
+            k = qidx[i]
+            code = (<int64_t>c.dst[k] + 1) * (M + 1) + endpoint[k] + 1
             h = <intp_t>((<uint64_t>code * <uint64_t>0x9E3779B97F4A7C15) >> (64 - bits))
             while keys[h] != code and keys[h] != -1:
                 h = (h + 1) & (cap - 1)
@@ -330,7 +325,7 @@ cdef intp_t pairs_c(const Columns* c, const int32_t[::1] endpoint, const intp_t[
                 table[h] = <int32_t>count
                 firsts[count] = code
                 count += 1
-            pr[k] = table[h]
+            pair[k] = table[h]
         free(keys)
         free(table)
     # the members of the pairs (index m + 1 of ``seen``; 0 stands for "none")
@@ -379,9 +374,11 @@ def prepare(const int32_t[:, :] columns, const uint8_t[::1] inst, const int32_t[
                                &ep[0] if N else NULL, &qu[0] if N else NULL,
                                &qi[0] if N else NULL, &qs[0])
             nq = qs[nqueues]
-            M = members_c(c.dst, &ep[0] if N else NULL, &qi[0] if N else NULL, nq)
-            if M < 0:                          # a table slot below -1 (tables are checked)
-                nqueues = -1
+            for i in range(nq):
+                k = qi[i]
+                M = max(M, c.dst[k] + 1, ep[k] + 1)
+                if ep[k] < -1:                 # a table slot below -1 (tables are checked)
+                    nqueues = -1
             if nqueues >= 0:
                 npairs = pairs_c(&c, ep, qi[:nq], M, pr, &active)
     if nqueues < 0:

@@ -4,11 +4,10 @@
 that left (or turned lite), bump each partition's version by the slots it lost, and list the
 partitions left without an owner that still hold a replica (their promotions); in the same
 pass it writes the table in view positions for the arranger and planner. ``dense`` is that
-mapping alone. Both read member ids through a lookup table indexed by id, with entries for
--1 and for every id past its end, so the pass has no branch per slot (``repair_dense``
-first checks, in one vectorised pass, whether every id is inside the table, and then reads
-it without even a bound test). hzfast.protocol.node checks shapes, dtypes and
-writability; nothing here raises.
+mapping alone. Both read member ids through a lookup table indexed by id; an id at or past
+its end (or -1) is "not a member". ``repair_dense`` first checks, in one vectorised pass,
+whether every id is inside the table, and then reads it without a bound test per slot.
+hzfast.protocol.node checks shapes, dtypes and writability; nothing here raises.
 """
 import numpy as np
 cimport numpy as cnp
@@ -59,19 +58,15 @@ def dense(const int32_t[:, ::1] replicas, const int32_t[::1] position):
     """The table with every id replaced by ``position[id]`` (``-1`` where the slot is empty
     or the id is at or past the end of ``position``): a new int32 (P, R) array."""
     cdef intp_t P = replicas.shape[0], R = replicas.shape[1], M = position.shape[0]
-    cdef intp_t i, n = P * R
-    cdef uint32_t u
+    cdef intp_t p, j
+    cdef int32_t v
     out_arr = np.empty((P, R), dtype=np.int32)
-    # the positions padded with one -1 that every out-of-range id (and -1) reads
-    pos_arr = np.full(M + 1, -1, dtype=np.int32)
-    pos_arr[:M] = position
-    cdef const int32_t* pos = <const int32_t*>cnp.PyArray_DATA(pos_arr)
-    cdef const int32_t* src = &replicas[0, 0] if n else NULL
-    cdef int32_t* out = <int32_t*>cnp.PyArray_DATA(out_arr)
+    cdef int32_t[:, ::1] out = out_arr
     with nogil:
-        for i in range(n):
-            u = <uint32_t>src[i]
-            out[i] = pos[u if u < <uint32_t>M else M]
+        for p in range(P):
+            for j in range(R):
+                v = replicas[p, j]
+                out[p, j] = position[v] if 0 <= v < M else -1
     return out_arr
 
 
