@@ -20,9 +20,11 @@ def keyed(
     stop: int,  # Py_ssize_t
 ) -> dict[Any, Any]: ...  # {x.id: x for x in lst[:stop]}
 def keep_current(
-    keep: dict[Any, Any],  # dict: the received entries kept, extended in place
-    old: dict[Any, Any],  # dict: the member's entries before
-    recheck: set[Any],  # set: ids of old to look at whatever their partition (consumed)
+    keep: dict[Any, Any],  # dict: the received entries kept (the new head)
+    head: dict[Any, Any],  # dict: the previous head (read only)
+    front: dict[Any, Any],  # dict: retained entries in reverse order, updated in place
+    back: dict[Any, Any],  # dict: retained entries in order after front's, updated in place
+    recheck: set[Any],  # set: ids to look at whatever their partition (consumed)
     index: dict[int, set[Any]],  # dict: partition -> ids, updated in place
     versions: NDArray[np.int32],  # const int32_t[::1] (P,)
     seen: NDArray[np.int32],  # int32_t[::1] (P,): the previous call's versions, overwritten

@@ -5,7 +5,7 @@ A member applies the master's completed list entry by entry. Most entries need n
 to be kept: they are well formed, at or below the member's version of their partition,
 and the member took no part in them or finalized them already. ``attention`` skips over
 those and stops at the first entry that needs hzfast.protocol.node's full per-entry rule;
-``keyed`` builds the kept entries' dict; ``keep_current`` merges the member's earlier
+``keyed`` builds the kept entries' dict; ``keep_current`` keeps the member's earlier
 entries behind the received ones and keeps the per-partition index of
 :meth:`hzfast.protocol.Node._keep_current` up to date. Entries are read through their
 attributes; nothing is modified but the dicts and sets passed in. Nothing raises on
@@ -97,19 +97,38 @@ def keyed(tuple lst, Py_ssize_t stop):
     return out
 
 
-def keep_current(dict keep, dict old, set recheck, dict index, const int32_t[::1] versions,
-                 int32_t[::1] seen):
-    """``keep`` (received entries, in order) followed by the entries of ``old`` that are not
-    in ``keep`` and still current, IN PLACE in ``keep``. An entry of ``old`` is looked at
-    only when its partition's version differs from ``seen`` (the versions of the previous
-    call) or its id is in ``recheck``; it stays when its partition is at its final version.
-    ``index`` (partition -> set of ids) follows, ``seen`` takes ``versions``. Returns the
-    ids of the received entries whose partition is not at their final version (the next
-    call's ``recheck``)."""
+cdef inline PyObject* _find(object mid, dict head, dict front, dict back):
+    """The entry of id ``mid`` in the member's list (its three parts), or NULL."""
+    cdef PyObject* x = PyDict_GetItem(head, mid)
+    if x == NULL:
+        x = PyDict_GetItem(front, mid)
+        if x == NULL:
+            x = PyDict_GetItem(back, mid)
+    return x
+
+
+def keep_current(dict keep, dict head, dict front, dict back, set recheck, dict index,
+                 const int32_t[::1] versions, int32_t[::1] seen):
+    """Make ``keep`` (received entries, in order) the member's list, followed by the
+    entries of its previous list that are not in ``keep`` and still current.
+
+    The previous list is ``head`` (the entries received last time), then the retained
+    entries: ``front`` in reverse order, then ``back`` in order. In place: the caller's new
+    head is ``keep``; ``head``'s leftovers move to the front of the retained entries (onto
+    the end of ``front``), and ``front`` and ``back`` lose the entries now in ``keep`` and
+    those no longer current. So a call costs the received entries and the previous head,
+    not the retained entries (docs/design.md §11).
+
+    An entry of the previous list is looked at only when its partition's version differs
+    from ``seen`` (the versions of the previous call) or its id is in ``recheck``; it stays
+    when its partition is at its final version. ``index`` (partition -> set of ids)
+    follows, ``seen`` takes ``versions``. Returns the ids of the received entries whose
+    partition is not at their final version (the next call's ``recheck``)."""
     cdef intp_t P = versions.shape[0], q
     cdef PyObject* prev
     cdef object mid, x, ids
     cdef list drop = []
+    cdef list moved = []
     for q in range(P):
         if versions[q] != seen[q]:
             ids = index.get(q)
@@ -119,13 +138,13 @@ def keep_current(dict keep, dict old, set recheck, dict index, const int32_t[::1
     for mid in recheck:
         if PyDict_Contains(keep, mid):
             continue
-        prev = PyDict_GetItem(old, mid)
+        prev = _find(mid, head, front, back)
         if prev != NULL and not _current(<object>prev, versions, P):
             drop.append(mid)
     cdef set out = set()
     for mid, x in keep.items():
         part = x.partition
-        prev = PyDict_GetItem(old, mid)
+        prev = _find(mid, head, front, back)
         if prev == NULL or <object>prev is not x:
             ids = index.get(part)
             if ids is None:
@@ -136,15 +155,28 @@ def keep_current(dict keep, dict old, set recheck, dict index, const int32_t[::1
             PySet_Add(out, mid)
     cdef set dropped = set(drop)
     for mid in drop:
-        x = <object>PyDict_GetItem(old, mid)
+        x = <object>_find(mid, head, front, back)
         ids = index.get(x.partition)
         if ids is not None:
             ids.discard(mid)
-    if keep is old:
+        if front and PyDict_Contains(front, mid):
+            del front[mid]
+        elif back and PyDict_Contains(back, mid):
+            del back[mid]
+    if keep is head:
         return out
-    # old's other entries, in old's order, behind the received ones (one pass over old:
-    # no copy of it and no deletions from one)
-    for mid, x in old.items():
+    if front or back:
+        for mid in keep:
+            if front and PyDict_Contains(front, mid):
+                del front[mid]
+            elif back and PyDict_Contains(back, mid):
+                del back[mid]
+    # the previous head's other entries, in its order, at the front of the retained ones
+    for mid, x in head.items():
         if not PyDict_Contains(keep, mid) and not (dropped and PySet_Contains(dropped, mid)):
-            PyDict_SetItem(keep, mid, x)
+            moved.append((mid, x))
+    cdef Py_ssize_t i
+    for i in range(len(moved) - 1, -1, -1):
+        mid, x = moved[i]
+        PyDict_SetItem(front, mid, x)
     return out

@@ -23,7 +23,9 @@ cdef class Node:
     cdef public bint initialized
     cdef public tuple members
     cdef public frozenset lite
-    cdef public dict completed
+    cdef public dict _completed
+    cdef public dict _front
+    cdef public dict _back
     cdef public dict active
     cdef public dict _carried
     cdef public dict _install_eid
@@ -68,6 +70,7 @@ cdef class Node:
     cpdef _completed_tuple(self)
     cpdef _apply_completed(self, lst)
     cpdef _keep_current(self, keep)
+    cpdef _put_completed(self, x)
     cpdef _finalize(self, x)
     cpdef _from_master(self, m)
     cpdef _check_migration(self, x)

@@ -234,7 +234,12 @@ class Node:
         self.initialized = False
         self.members: tuple[int, ...] = ()
         self.lite: frozenset[int] = frozenset()
-        self.completed: dict[MigrationId, MigrationInfo] = {}
+        # the completed list (:attr:`completed`) in three parts: the entries received last
+        # (or, on the master, all of them), then the retained ones: _front in reverse
+        # order, then _back (docs/design.md §11)
+        self._completed: dict[MigrationId, MigrationInfo] = {}
+        self._front: dict[MigrationId, MigrationInfo] = {}
+        self._back: dict[MigrationId, MigrationInfo] = {}
         self.active: dict[int, MigrationInfo] = {}
         self._carried: dict[int, tuple[MigrationInfo, ...]] = {}   # a request's list, forwarded
         self._install_eid: dict[MigrationId, int] = {}   # destination: its install effect
@@ -272,6 +277,32 @@ class Node:
         self._kc_recheck: set[MigrationId] = set()
 
     # ------------------------------------------------------------------ views
+    @property
+    def completed(self) -> dict[MigrationId, MigrationInfo]:
+        """The completed-migration list this member holds, by id, in list order (the dict
+        itself: changes to it are the node's)."""
+        if self._front or self._back:
+            self._join_completed()
+        return self._completed
+
+    @completed.setter
+    def completed(self, value: dict[MigrationId, MigrationInfo]) -> None:
+        self._completed = value
+        self._front, self._back = {}, {}
+
+    def _join_completed(self) -> None:
+        """Join the list's parts into one dict (same entries, same order)."""
+        d = dict(self._completed)
+        front = self._front
+        for mid in reversed(front):
+            d[mid] = front[mid]
+        d.update(self._back)
+        if self._kc_dict is self._completed:    # the same entries: the index still holds
+            self._kc_dict = d
+            self._kc_len = len(d)
+        self._completed = d
+        self._front, self._back = {}, {}
+
     @property
     def master(self) -> int:
         """The master of this node's view (the oldest member), -1 before any view."""
@@ -636,7 +667,7 @@ class Node:
             i = _lists.attention(lst, i + 1, vers, MigrationInfo, R, finalized, active,
                                  unconfirmed, me)
         if not self.is_master:
-            self.completed = self._keep_current(_lists.keyed(lst, stop))
+            self._keep_current(_lists.keyed(lst, stop))
         return ok
 
     def _apply_completed_slow(self, lst: tuple[MigrationInfo, ...]) -> bool:
@@ -667,7 +698,7 @@ class Node:
             keep[x.id] = x
             self._finalize(x)
         if not self.is_master:
-            self.completed = self._keep_current(keep)
+            self._keep_current(keep)
         return ok
 
     def _keep_current(self, keep: dict[MigrationId, MigrationInfo]
@@ -676,15 +707,18 @@ class Node:
         member forget a migration that is still its partition's latest state (a destination
         commit the master may not have published yet): a new master's recovery needs it.
 
-        Returns ``keep`` followed by the entries of :attr:`completed` that are not in it and
-        whose partition is still at their final version (in their order). A non-master's
-        list holds up to one such entry per partition, so instead of reading every entry's
-        version on every call, one kernel pass looks only at the entries of partitions
-        whose version changed since the last call, and at those it kept then without being
-        current (docs/design.md §11). Any change of :attr:`completed` it did not see (a
-        membership change, another length) starts it over from every entry.
+        Makes :attr:`completed` ``keep`` followed by the entries of the list before that
+        are not in it and whose partition is still at their final version (in their
+        order), and returns ``keep``. A non-master's list holds up to one such entry per
+        partition, so instead of reading every entry's version on every call, one kernel
+        pass looks only at the entries of partitions whose version changed since the last
+        call, and at those it kept then without being current; and instead of copying the
+        retained entries behind ``keep`` on every call, they stay where they are (the
+        list's parts: docs/design.md §11). Any change of :attr:`completed` it did not see
+        (a membership change, another length) starts it over from every entry.
         """
-        old = self.completed
+        old = self._completed
+        front, back = self._front, self._back
         vers = self.versions
         if type(vers) is not np.ndarray or vers.dtype != np.int32 or vers.ndim != 1 \
                 or not vers.flags.c_contiguous:
@@ -692,18 +726,32 @@ class Node:
         seen = self._kc_vers
         if old is not self._kc_dict or len(old) != self._kc_len or len(seen) != len(vers):
             index: dict[int, set[MigrationId]] = {}
-            for mid, x in old.items():
-                index.setdefault(x.partition, set()).add(mid)
+            recheck = set()
+            for part in (old, front, back):
+                for mid, x in part.items():
+                    index.setdefault(x.partition, set()).add(mid)
+                recheck.update(part)
             self._kc_index = index
-            recheck = set(old)
             seen = vers.copy()
         else:
             recheck = self._kc_recheck
-        self._kc_recheck = _lists.keep_current(keep, old, recheck, self._kc_index, vers, seen)
+        self._kc_recheck = _lists.keep_current(keep, old, front, back, recheck,
+                                               self._kc_index, vers, seen)
+        self._completed = keep
         self._kc_dict = keep
         self._kc_len = len(keep)
         self._kc_vers = seen
         return keep
+
+    def _put_completed(self, x: MigrationInfo) -> None:
+        """``completed[x.id] = x`` without joining the list's parts."""
+        mid = x.id
+        if mid in self._front:
+            self._front[mid] = x
+        elif mid in self._back or ((self._front or self._back) and mid not in self._completed):
+            self._back[mid] = x
+        else:
+            self._completed[mid] = x
 
     def _finalize(self, x: MigrationInfo) -> None:
         """Rule 3(h)/(i): a participant finalizes ``x`` once."""
@@ -773,7 +821,7 @@ class Node:
                 keep[x.id] = x
                 self._finalize(x)
         if not self.is_master:
-            self.completed = self._keep_current(keep)
+            self._keep_current(keep)
         return accepted, ()
 
     def _drop_stale(self, old: NDArray[np.int32], updated: NDArray[np.bool_]) -> None:
@@ -934,11 +982,11 @@ class Node:
         done = _settled(x, SUCCESS)
         apply_to_row(self.replicas[p], done)
         self.versions[p] = x.final
-        self.completed[done.id] = done
-        if self._kc_dict is self.completed:     # _keep_current's index follows the insert
+        self._put_completed(done)
+        if self._kc_dict is self._completed:    # _keep_current's index follows the insert
             self._kc_index.setdefault(p, set()).add(done.id)
             self._kc_recheck.add(done.id)
-            self._kc_len = len(self.completed)
+            self._kc_len = len(self._completed)
         if x.destination_new_index == 0 and not self.is_master:
             self._unconfirmed[p] = x.id        # the master may still fail it: hold writes
         self._mark("destination_committed", done)

@@ -3,6 +3,6 @@ import numpy as np
 from numpy.typing import NDArray
 
 def advance_versions(
-    versions: NDArray[np.int32],  # const int32_t[::1] (P,): a member's versions now
-    last: NDArray[np.int32],  # int32_t[::1] (P,): its versions after its previous event; overwritten with versions
+    versions: NDArray[np.int32],  # int32 ndarray (P,), C-contiguous: a member's versions now
+    last: NDArray[np.int32],  # int32 ndarray (P,), C-contiguous, writeable: its versions after its previous event; overwritten with versions
 ) -> int: ...  # the first partition whose version went down (its last entry kept), -1 if none

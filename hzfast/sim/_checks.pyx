@@ -1,22 +1,59 @@
 """The simulator's per-event invariant check in one pass (docs/design.md §12).
 
 After every event a member handles, the simulator checks that none of its partition
-versions went down, then remembers them for the next event: one loop over the two arrays
-instead of a comparison, a reduction and a copy in numpy. hzfast.sim.cluster checks shapes
-and dtypes; nothing here raises.
+versions went down, then remembers them for the next event. It runs some 8,000 times a
+run on 271 partitions, so the arrays are read through their C pointers once their type,
+shape, layout and byte order are checked (a memoryview's acquisition would cost more than
+the loop), and the loop is the branch-free comparison the compiler vectorises, followed
+by a copy; only a decrease takes the slow path. Nothing here raises but a TypeError for
+arrays it does not take.
 """
+cimport numpy as cnp
+from libc.string cimport memmove
+
 from hzfast._types cimport int32_t, intp_t
 
+cnp.import_array()
 
-def advance_versions(const int32_t[::1] versions, int32_t[::1] last):
+
+cdef inline bint _vector32(object a, bint writeable):
+    """``a`` is an aligned, native-order, C-contiguous int32 vector (writeable if asked)."""
+    if type(a) is not cnp.ndarray:
+        return False
+    cdef cnp.ndarray arr = <cnp.ndarray>a
+    return (cnp.PyArray_TYPE(arr) == cnp.NPY_INT32 and cnp.PyArray_NDIM(arr) == 1
+            and cnp.PyArray_IS_C_CONTIGUOUS(arr) and cnp.PyArray_ISNOTSWAPPED(arr)
+            and cnp.PyArray_ISALIGNED(arr)
+            and (not writeable or cnp.PyArray_ISWRITEABLE(arr)))
+
+
+cdef inline int32_t _any_lower(const int32_t* v, const int32_t* last, intp_t n) noexcept nogil:
+    cdef int32_t acc = 0
+    cdef intp_t p
+    for p in range(n):
+        acc |= v[p] < last[p]
+    return acc
+
+
+def advance_versions(object versions, object last):
     """Copy ``versions`` into ``last`` (same length), returning the first partition whose
     version is lower than in ``last``, or -1 when none is. That one partition's entry of
-    ``last`` keeps its old value (for the caller's message; the caller then copies it)."""
-    cdef intp_t P = versions.shape[0], p, first = -1
-    with nogil:
-        for p in range(P):
-            if versions[p] < last[p] and first < 0:
-                first = p
-            else:
-                last[p] = versions[p]
+    ``last`` keeps its old value (for the caller's message; the caller then copies it).
+    Both are int32 numpy vectors (``last`` writeable); TypeError otherwise."""
+    if not _vector32(versions, False) or not _vector32(last, True) \
+            or cnp.PyArray_DIM(<cnp.ndarray>versions, 0) != cnp.PyArray_DIM(<cnp.ndarray>last, 0):
+        raise TypeError("advance_versions takes two int32 numpy vectors of one length")
+    cdef intp_t P = cnp.PyArray_DIM(<cnp.ndarray>versions, 0), p, first = -1
+    cdef const int32_t* v = <const int32_t*>cnp.PyArray_DATA(<cnp.ndarray>versions)
+    cdef int32_t* l = <int32_t*>cnp.PyArray_DATA(<cnp.ndarray>last)
+    if v == l:
+        return -1
+    if not _any_lower(v, l, P):
+        memmove(l, v, P * sizeof(int32_t))
+        return -1
+    for p in range(P):
+        if v[p] < l[p] and first < 0:
+            first = p
+        else:
+            l[p] = v[p]
     return first

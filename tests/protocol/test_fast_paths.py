@@ -112,21 +112,30 @@ def _outcome(apply: object, lst: tuple[object, ...]) -> object:
 
 def test_keep_current_index_follows_whole_runs(monkeypatch: pytest.MonkeyPatch) -> None:
     # Node is an extension type (compiled, docs/design.md §11): its methods cannot be
-    # patched, so the kernel Node._keep_current calls is, and every call's result (``keep``,
-    # extended in place) is held to the rule over the member's previous list ``old``
-    calls = 0
+    # patched, so the kernel Node._keep_current calls is, and every call's result is held
+    # to the rule over the member's previous list ``old``. The lists come in parts: the
+    # head (received last), then the retained entries, ``front`` reversed and ``back``
+    Entries = dict[tuple[int, int], MigrationInfo]
+
+    def whole(head: Entries, front: Entries, back: Entries) -> list[object]:
+        return [*head.items(), *((m, front[m]) for m in reversed(front)), *back.items()]
+
+    calls = moved = 0
     fast = _lists.keep_current
 
-    def checked(keep: dict[tuple[int, int], MigrationInfo],
-                old: dict[tuple[int, int], MigrationInfo], *rest: object) -> object:
-        nonlocal calls
+    def checked(keep: Entries, head: Entries, front: Entries, back: Entries,
+                *rest: object) -> object:
+        nonlocal calls, moved
         want = dict(keep)
         vl = rest[2].tolist()                    # type: ignore[attr-defined]
-        for mid, x in old.items():
+        for mid, x in whole(head, front, back):  # type: ignore[misc]
             if mid not in want and vl[x.partition] == x.final:
                 want[mid] = x
-        out = fast(keep, old, *rest)             # type: ignore[arg-type]
-        assert list(keep.items()) == list(want.items())
+        before = len(front) + len(back)
+        out = fast(keep, head, front, back, *rest)   # type: ignore[arg-type]
+        assert whole(keep, front, back) == list(want.items())
+        assert not (keep.keys() & (front.keys() | back.keys()))
+        moved += len(front) + len(back) > before
         calls += 1
         return out
 
@@ -134,7 +143,7 @@ def test_keep_current_index_follows_whole_runs(monkeypatch: pytest.MonkeyPatch) 
     for seed in range(6):
         r = sim.run(seed, partitions=32, entries=300, backup_count=seed % 3)
         assert r.ok, r.summary()
-    assert calls > 100
+    assert calls > 100 and moved > 10
 
 
 def test_attention_never_raises_on_malformed_entries() -> None:
@@ -184,6 +193,34 @@ def test_advance_versions_finds_the_first_decrease_and_remembers() -> None:
     assert last.tolist() == [3, 6, 7, 9]
     assert advance_versions(np.array([4, 6, 2, 1], dtype=np.int32), last) == 2
     assert last.tolist() == [4, 6, 7, 1]          # the first decrease keeps its old value
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 300), st.integers(0, 2**32 - 1))
+def test_advance_versions_equals_its_rule(n: int, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    last = rng.integers(-5, 5, n).astype(np.int32)
+    now = last + rng.choice([0, 0, 0, 1, 2] + ([-1] if rng.random() < 0.5 else []), n)
+    now = now.astype(np.int32)
+    down = np.flatnonzero(now < last)
+    want_first = int(down[0]) if len(down) else -1
+    want_last = now.copy()
+    if want_first >= 0:
+        want_last[want_first] = last[want_first]
+    before = now.copy()
+    assert advance_versions(now, last) == want_first
+    assert np.array_equal(last, want_last) and np.array_equal(now, before)
+
+
+def test_advance_versions_refuses_what_it_cannot_read() -> None:
+    v = np.zeros(4, dtype=np.int32)
+    frozen = np.zeros(4, dtype=np.int32)
+    frozen.flags.writeable = False
+    for a, b in [(v.astype(np.int64), v.copy()), (v, np.zeros(5, dtype=np.int32)),
+                 (v, frozen), (np.zeros(8, dtype=np.int32)[::2], v.copy()),
+                 (v.astype(">i4"), v.copy()), (list(v), v.copy()), (v, v.reshape(2, 2))]:
+        with pytest.raises(TypeError, match="advance_versions"):
+            advance_versions(a, b)
 
 
 def test_the_simulators_randint_takes_randints_draws() -> None:
