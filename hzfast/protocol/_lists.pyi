@@ -7,7 +7,7 @@ from numpy.typing import NDArray
 def attention(
     lst: tuple[Any, ...],  # tuple: a received completed list
     start: int,  # Py_ssize_t: the first index to look at
-    versions: NDArray[np.int32],  # const int32_t[::1] (P,): the member's versions
+    versions: NDArray[np.int32],  # int32 ndarray (P,), C-contiguous: the member's versions
     info_type: type,  # object: MigrationInfo
     replica_count: int,  # long
     finalized: set[Any],  # set: ids the member finalized
@@ -26,6 +26,6 @@ def keep_current(
     back: dict[Any, Any],  # dict: retained entries in order after front's, updated in place
     recheck: set[Any],  # set: ids to look at whatever their partition (consumed)
     index: dict[int, set[Any]],  # dict: partition -> ids, updated in place
-    versions: NDArray[np.int32],  # const int32_t[::1] (P,)
-    seen: NDArray[np.int32],  # int32_t[::1] (P,): the previous call's versions, overwritten
+    versions: NDArray[np.int32],  # int32 ndarray (P,), C-contiguous
+    seen: NDArray[np.int32],  # int32 ndarray (P,), C-contiguous: the previous call's versions, overwritten
 ) -> set[Any]: ...  # ids of received entries kept below their partition's version

@@ -7,16 +7,99 @@ and the member took no part in them or finalized them already. ``attention`` ski
 those and stops at the first entry that needs hzfast.protocol.node's full per-entry rule;
 ``keyed`` builds the kept entries' dict; ``keep_current`` keeps the member's earlier
 entries behind the received ones and keeps the per-partition index of
-:meth:`hzfast.protocol.Node._keep_current` up to date. Entries are read through their
-attributes; nothing is modified but the dicts and sets passed in. Nothing raises on
-malformed entries: they are left to the Python rule.
+:meth:`hzfast.protocol.Node._keep_current` up to date. Nothing is modified but the dicts
+and sets passed in. Nothing raises on malformed entries: they are left to the Python rule.
+
+Entries are read field by field, a dozen reads per entry on every list a member receives.
+When the entry class is a slots dataclass (as MigrationInfo is), its fields are read
+straight from their slots at the offsets the class's member descriptors give, checked
+once per class, instead of through attribute lookup; any other class is read through
+its attributes. An empty slot raises the AttributeError attribute lookup would.
 """
+import types
+
 from cpython.dict cimport PyDict_GetItem, PyDict_SetItem, PyDict_Contains
 from cpython.set cimport PySet_Add, PySet_Contains
 from cpython.ref cimport PyObject
 from cpython.long cimport PyLong_AsLongAndOverflow
 
+cimport numpy as cnp
+
 from hzfast._types cimport int32_t, intp_t
+from hzfast._vector cimport vector32
+
+cnp.import_array()
+
+
+cdef extern from "Python.h":
+    ctypedef struct PyMemberDef:
+        int type
+        Py_ssize_t offset
+    ctypedef struct PyMemberDescrObject:
+        PyMemberDef* d_member
+
+
+cdef enum:
+    T_OBJECT_EX = 16               # structmember.h: a slot holding any object
+
+cdef enum:                         # the fields read, as numbered in _FIELDS
+    F_ID = 0
+    F_PARTITION, F_SOURCE, F_SCI, F_SNI, F_DCI, F_DNI, F_STATUS, F_FINAL, F_PROMOTION
+    N_FIELDS
+
+_FIELDS = ("id", "partition", "source", "source_current_index", "source_new_index",
+           "destination_current_index", "destination_new_index", "status", "final",
+           "promotion")
+if len(_FIELDS) != N_FIELDS:       # _field indexes it unchecked
+    raise ImportError("hzfast.protocol._lists: _FIELDS does not match its enum")
+
+cdef object _slotted = None        # the class _offsets are for (held: its id stays its own)
+cdef object _unslotted = None      # the last class found without them
+cdef Py_ssize_t _offsets[N_FIELDS]
+
+
+cdef bint _layout(object cls) except -1:
+    """Whether every field of ``cls`` the kernels read is an object slot of it (then
+    their offsets are in ``_offsets``)."""
+    global _slotted, _unslotted
+    cdef PyMemberDescrObject* d
+    cdef Py_ssize_t offs[N_FIELDS]
+    cdef int f
+    if cls is _slotted:
+        return True
+    if cls is _unslotted or not isinstance(cls, type):
+        return False
+    for f in range(N_FIELDS):
+        descr = getattr(cls, _FIELDS[f], None)
+        if type(descr) is not types.MemberDescriptorType \
+                or descr.__objclass__ not in cls.__mro__:
+            _unslotted = cls
+            return False
+        d = <PyMemberDescrObject*>descr
+        if d.d_member.type != T_OBJECT_EX:
+            _unslotted = cls
+            return False
+        offs[f] = d.d_member.offset
+    for f in range(N_FIELDS):
+        _offsets[f] = offs[f]
+    _slotted = cls
+    return True
+
+
+cdef inline object _field(object x, int f, bint slotted):
+    """Field ``f`` of entry ``x`` (``slotted``: ``type(x)`` is the ``_slotted`` class)."""
+    cdef PyObject* v
+    if slotted:
+        v = (<PyObject**>(<char*><PyObject*>x + _offsets[f]))[0]
+        if v == NULL:
+            raise AttributeError(_FIELDS[f])
+        return <object>v
+    return getattr(x, _FIELDS[f])
+
+
+cdef inline bint _slots_of(object x) except -1:
+    """Entry ``x``'s fields can be read from their slots."""
+    return type(x) is _slotted or _layout(type(x))
 
 
 cdef inline bint _small_int(object v, long lo, long hi, long* out):
@@ -32,23 +115,33 @@ cdef inline bint _small_int(object v, long lo, long hi, long* out):
 cdef long _ANY = 1L << 62
 
 
-cdef bint _current(object x, const int32_t[::1] versions, intp_t P):
+cdef int32_t* _versions(object a, bint writeable, intp_t* n) except NULL:
+    """``a``'s data: an int32 vector as ``const int32_t[::1]`` takes it (TypeError
+    otherwise, as the node expects of a vector it cannot read)."""
+    cdef int32_t* v
+    if not vector32(a, writeable, &v, n):
+        raise TypeError("versions must be a C-contiguous int32 numpy vector")
+    return v
+
+
+cdef bint _current(object x, const int32_t* versions, intp_t P) except -1:
     """Entry ``x``'s partition is at its final version (Python's ``==`` for an odd final;
     a partition outside the table is never current)."""
     cdef long p, final
     cdef int overflow = 0
-    part = x.partition
+    cdef bint slotted = _slots_of(x)
+    part = _field(x, F_PARTITION, slotted)
     if not isinstance(part, int) or not 0 <= part < P:
         return False
     p = part
-    fin = x.final
+    fin = _field(x, F_FINAL, slotted)
     if type(fin) is int:
         final = PyLong_AsLongAndOverflow(fin, &overflow)
         return not overflow and versions[p] == final
     return bool(versions[p] == fin)
 
 
-def attention(tuple lst, Py_ssize_t start, const int32_t[::1] versions, object info_type,
+def attention(tuple lst, Py_ssize_t start, object versions, object info_type,
               long replica_count, set finalized, dict active, dict unconfirmed, long me):
     """The first index ``>= start`` of an entry of ``lst`` that needs the full rule (or
     ``len(lst)``): not an ``info_type`` with in-range fields and a settled int status, a
@@ -56,32 +149,36 @@ def attention(tuple lst, Py_ssize_t start, const int32_t[::1] versions, object i
     (``me``) still has to finalize (not in ``finalized``, and either the migration active
     here or one of which ``me`` is a passive source: Node._finalize's two cases)."""
     cdef Py_ssize_t i, n = len(lst)
-    cdef intp_t P = versions.shape[0]
+    cdef intp_t P
+    cdef const int32_t* vers = _versions(versions, False, &P)
     cdef long p, final, v
     cdef object x
+    cdef bint s = _layout(info_type)
     for i in range(start, n):
         x = lst[i]
         if type(x) is not info_type:
             return i
-        if not _small_int(x.partition, 0, P, &p):
+        if not _small_int(_field(x, F_PARTITION, s), 0, P, &p):
             return i
-        if not _small_int(x.destination_new_index, 0, replica_count, &v) \
-                or not _small_int(x.source_current_index, -1, replica_count, &v) \
-                or not _small_int(x.source_new_index, -1, replica_count, &v) \
-                or not _small_int(x.destination_current_index, -1, replica_count, &v):
+        if not _small_int(_field(x, F_DNI, s), 0, replica_count, &v) \
+                or not _small_int(_field(x, F_SCI, s), -1, replica_count, &v) \
+                or not _small_int(_field(x, F_SNI, s), -1, replica_count, &v) \
+                or not _small_int(_field(x, F_DCI, s), -1, replica_count, &v):
             return i
-        st = x.status
+        st = _field(x, F_STATUS, s)
         if not isinstance(st, int) or st == 0:     # ACTIVE: malformed in a completed list
             return i
         if unconfirmed and PyDict_Contains(unconfirmed, p):
             return i
-        if not _small_int(x.final, -_ANY, _ANY, &final) or final > versions[p]:
+        if not _small_int(_field(x, F_FINAL, s), -_ANY, _ANY, &final) or final > vers[p]:
             return i
-        if not PySet_Contains(finalized, x.id):    # what Node._finalize acts on
+        mid = _field(x, F_ID, s)
+        if not PySet_Contains(finalized, mid):     # what Node._finalize acts on
             act = active.get(p)
-            if act is not None and act.id == x.id:
+            if act is not None and act.id == mid:
                 return i
-            if x.source == me and x.source_current_index > 0 and not x.promotion:
+            if _field(x, F_SOURCE, s) == me and _field(x, F_SCI, s) > 0 \
+                    and not _field(x, F_PROMOTION, s):
                 return i
     return n
 
@@ -93,7 +190,7 @@ def keyed(tuple lst, Py_ssize_t stop):
     cdef object x
     for i in range(stop):
         x = lst[i]
-        PyDict_SetItem(out, x.id, x)
+        PyDict_SetItem(out, _field(x, F_ID, _slots_of(x)), x)
     return out
 
 
@@ -108,7 +205,7 @@ cdef inline PyObject* _find(object mid, dict head, dict front, dict back):
 
 
 def keep_current(dict keep, dict head, dict front, dict back, set recheck, dict index,
-                 const int32_t[::1] versions, int32_t[::1] seen):
+                 object versions, object seen):
     """Make ``keep`` (received entries, in order) the member's list, followed by the
     entries of its previous list that are not in ``keep`` and still current.
 
@@ -124,26 +221,30 @@ def keep_current(dict keep, dict head, dict front, dict back, set recheck, dict 
     when its partition is at its final version. ``index`` (partition -> set of ids)
     follows, ``seen`` takes ``versions``. Returns the ids of the received entries whose
     partition is not at their final version (the next call's ``recheck``)."""
-    cdef intp_t P = versions.shape[0], q
+    cdef intp_t P, q, n
+    cdef const int32_t* vers = _versions(versions, False, &P)
+    cdef int32_t* last = _versions(seen, True, &n)
     cdef PyObject* prev
+    if n != P:
+        raise ValueError("seen must have the length of versions")
     cdef object mid, x, ids
     cdef list drop = []
     cdef list moved = []
     for q in range(P):
-        if versions[q] != seen[q]:
+        if vers[q] != last[q]:
             ids = index.get(q)
             if ids:
                 recheck.update(ids)
-            seen[q] = versions[q]
+            last[q] = vers[q]
     for mid in recheck:
         if PyDict_Contains(keep, mid):
             continue
         prev = _find(mid, head, front, back)
-        if prev != NULL and not _current(<object>prev, versions, P):
+        if prev != NULL and not _current(<object>prev, vers, P):
             drop.append(mid)
     cdef set out = set()
     for mid, x in keep.items():
-        part = x.partition
+        part = _field(x, F_PARTITION, _slots_of(x))
         prev = _find(mid, head, front, back)
         if prev == NULL or <object>prev is not x:
             ids = index.get(part)
@@ -151,12 +252,12 @@ def keep_current(dict keep, dict head, dict front, dict back, set recheck, dict 
                 index[part] = {mid}
             else:
                 PySet_Add(ids, mid)
-        if not _current(x, versions, P):
+        if not _current(x, vers, P):
             PySet_Add(out, mid)
     cdef set dropped = set(drop)
     for mid in drop:
         x = <object>_find(mid, head, front, back)
-        ids = index.get(x.partition)
+        ids = index.get(_field(x, F_PARTITION, _slots_of(x)))
         if ids is not None:
             ids.discard(mid)
         if front and PyDict_Contains(front, mid):

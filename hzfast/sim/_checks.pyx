@@ -12,19 +12,9 @@ cimport numpy as cnp
 from libc.string cimport memmove
 
 from hzfast._types cimport int32_t, intp_t
+from hzfast._vector cimport vector32
 
 cnp.import_array()
-
-
-cdef inline bint _vector32(object a, bint writeable):
-    """``a`` is an aligned, native-order, C-contiguous int32 vector (writeable if asked)."""
-    if type(a) is not cnp.ndarray:
-        return False
-    cdef cnp.ndarray arr = <cnp.ndarray>a
-    return (cnp.PyArray_TYPE(arr) == cnp.NPY_INT32 and cnp.PyArray_NDIM(arr) == 1
-            and cnp.PyArray_IS_C_CONTIGUOUS(arr) and cnp.PyArray_ISNOTSWAPPED(arr)
-            and cnp.PyArray_ISALIGNED(arr)
-            and (not writeable or cnp.PyArray_ISWRITEABLE(arr)))
 
 
 cdef inline int32_t _any_lower(const int32_t* v, const int32_t* last, intp_t n) noexcept nogil:
@@ -40,12 +30,11 @@ def advance_versions(object versions, object last):
     version is lower than in ``last``, or -1 when none is. That one partition's entry of
     ``last`` keeps its old value (for the caller's message; the caller then copies it).
     Both are int32 numpy vectors (``last`` writeable); TypeError otherwise."""
-    if not _vector32(versions, False) or not _vector32(last, True) \
-            or cnp.PyArray_DIM(<cnp.ndarray>versions, 0) != cnp.PyArray_DIM(<cnp.ndarray>last, 0):
+    cdef int32_t* v
+    cdef int32_t* l
+    cdef intp_t P, m, p, first = -1
+    if not vector32(versions, False, &v, &P) or not vector32(last, True, &l, &m) or m != P:
         raise TypeError("advance_versions takes two int32 numpy vectors of one length")
-    cdef intp_t P = cnp.PyArray_DIM(<cnp.ndarray>versions, 0), p, first = -1
-    cdef const int32_t* v = <const int32_t*>cnp.PyArray_DATA(<cnp.ndarray>versions)
-    cdef int32_t* l = <int32_t*>cnp.PyArray_DATA(<cnp.ndarray>last)
     if v == l:
         return -1
     if not _any_lower(v, l, P):

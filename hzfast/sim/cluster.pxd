@@ -19,6 +19,7 @@ cdef class Simulation:
     cdef public object marks
     cdef public list violations
     cdef public list heap
+    cdef public dict queued
     cdef public Py_ssize_t seq
     cdef public object now
     cdef public dict nodes

@@ -2,8 +2,8 @@
 
 Everything derives from one seed: the cluster shape and fault rates (``faults="swarm"``),
 every message delay, drop, duplicate and clog, every crash and join, every client write.
-One heap of ``(time, sequence, event)`` drives the run, so the same seed replays the same
-run event for event. See docs/design.md §12 for the model and the checker.
+One heap of ``(time, sequence)`` keys, each naming an event, drives the run, so the same
+seed replays the same run event for event. See docs/design.md §12 for the model and the checker.
 """
 from __future__ import annotations
 
@@ -33,6 +33,8 @@ from hzfast.protocol.outputs import CancelTimer, Effect, Mark, Send, SetTimer
 from hzfast.sim._checks import advance_versions
 
 __all__ = ["FAULT_MODES", "ROLES", "CrashAt", "FaultPlan", "Simulation", "SimulationResult"]
+
+_SEQ_BITS = 40          # an event's sequence number is below 2**40 (a run has < 5e6 events)
 
 ROLES = ("master", "source", "destination", "owner")
 FAULT_MODES = ("swarm", "none")
@@ -168,7 +170,10 @@ class Simulation:
         self.injected: Counter[str] = Counter()
         self.marks: Counter[str] = Counter()
         self.violations: list[str] = []
-        self.heap: list[tuple[int, int, str, Any]] = []
+        # the event queue: a heap of keys (time << _SEQ_BITS) | sequence, plain ints that
+        # compare in one step where (time, sequence, ...) tuples took several (same order)
+        self.heap: list[int] = []
+        self.queued: dict[int, tuple[str, Any]] = {}
         self.seq = 0
         self.now = 0
         self.nodes: dict[int, Node] = {}
@@ -222,7 +227,9 @@ class Simulation:
     # ------------------------------------------------------------------ plumbing
     def _push(self, t: int, kind: str, payload: Any) -> None:
         self.seq += 1
-        heapq.heappush(self.heap, (t, self.seq, kind, payload))
+        key = (t << _SEQ_BITS) | self.seq
+        self.queued[key] = (kind, payload)
+        heapq.heappush(self.heap, key)
 
     def _new_member(self) -> int:
         mid = self.next_id
@@ -266,8 +273,7 @@ class Simulation:
     def _deliver(self, src: int, dst: int, m: msg.Message) -> None:
         now = self.now
         if not self.faulty:
-            self.seq += 1
-            heapq.heappush(self.heap, (now + 1, self.seq, "msg", (src, dst, m)))
+            self._push(now + 1, "msg", (src, dst, m))
             return
         rng, fp = self.rng, self.fp
         delay = _randint(rng, 1, fp.max_delay)
@@ -291,8 +297,7 @@ class Simulation:
         if fp.duplicate and rng.random() < fp.duplicate:
             self.injected["message_duplicated"] += 1
             self._push(now + delay + _randint(rng, 0, fp.max_delay), "msg", (src, dst, m))
-        self.seq += 1
-        heapq.heappush(self.heap, (now + delay, self.seq, "msg", (src, dst, m)))
+        self._push(now + delay, "msg", (src, dst, m))
 
     # ------------------------------------------------------------------ node calls
     def _handle(self, mid: int, ev: Any) -> None:
@@ -328,10 +333,9 @@ class Simulation:
             elif t is Mark:
                 self._on_mark(mid, o, crash)               # type: ignore[arg-type]
             elif t is SetTimer:
-                self.seq += 1
-                self.timer_tok[(mid, o.key)] = self.seq    # type: ignore[attr-defined]
-                heapq.heappush(self.heap, (o.at, self.seq, "timer",  # type: ignore[attr-defined]
-                                           (mid, o.key, self.seq)))  # type: ignore[attr-defined]
+                tok = self.seq + 1                        # the number _push gives it
+                self.timer_tok[(mid, o.key)] = tok          # type: ignore[attr-defined]
+                self._push(o.at, "timer", (mid, o.key, tok))  # type: ignore[attr-defined]
             elif t is CancelTimer:
                 self.timer_tok.pop((mid, o.key), None)     # type: ignore[attr-defined]
             elif t is Effect:        # a member's effects are performed in order
@@ -632,6 +636,7 @@ class Simulation:
 
     def _run(self) -> SimulationResult:
         heap = self.heap
+        queued = self.queued
         safe = self.design == "safe"
         next_check = 100
         converged = False
@@ -639,7 +644,9 @@ class Simulation:
         for _ in range(5_000_000):
             if not heap:
                 break
-            t, _, kind, payload = heapq.heappop(heap)
+            key = heapq.heappop(heap)
+            t = key >> _SEQ_BITS
+            kind, payload = queued.pop(key)
             if t > end:
                 break
             self.now = t

@@ -157,6 +157,57 @@ def test_attention_never_raises_on_malformed_entries() -> None:
     assert _lists.attention((ok, ok), 0, v, MigrationInfo, 7, set(), {}, {}, 5) == 2
 
 
+def test_list_kernels_read_slots_and_attributes_alike() -> None:
+    # MigrationInfo's fields are read from their slots; a class without slots through its
+    # attributes: the same answers. An entry whose slots were never filled raises the
+    # AttributeError attribute lookup raises (never a crash).
+    import dataclasses
+
+    @dataclasses.dataclass(frozen=True)
+    class Plain:                                  # MigrationInfo's fields, no slots
+        id: tuple[int, int]
+        partition: int
+        source: int
+        source_current_index: int
+        source_new_index: int
+        destination: int
+        destination_current_index: int
+        destination_new_index: int
+        master: int
+        initial: int
+        final: int
+        status: int = 0
+        promotion: bool = False
+
+    v = np.array([3, 5, 2, 9], dtype=np.int32)
+    rows = [((1, 1), 0, 1, 0, -1, 2, -1, 0, 1, 2, 3, SUCCESS),
+            ((1, 2), 1, 7, 1, -1, 2, -1, 1, 1, 4, 5, FAILED),
+            ((1, 3), 2, 1, 0, -1, 2, -1, 0, 1, 2, 3, SUCCESS),     # final above: stop
+            ((1, 4), 3, 7, 1, -1, 2, -1, 1, 1, 8, 9, SUCCESS)]
+    for cls in (MigrationInfo, Plain):
+        lst = tuple(cls(*r) for r in rows)        # type: ignore[arg-type]
+        assert _lists.attention(lst, 0, v, cls, 7, set(), {}, {}, 2) == 2
+        assert _lists.attention(lst, 3, v, cls, 7, set(), {}, {}, 2) == 4
+        assert _lists.attention(lst, 0, v, cls, 7, set(), {}, {}, 7) == 1  # 7: its source
+        assert list(_lists.keyed(lst, 4)) == [(1, 1), (1, 2), (1, 3), (1, 4)]
+        keep = _lists.keyed(lst, 4)
+        index: dict[int, set[tuple[int, int]]] = {}
+        seen = v.copy()
+        assert _lists.keep_current(keep, {}, {}, {}, set(), index, v, seen) == {(1, 3)}
+        assert index == {0: {(1, 1)}, 1: {(1, 2)}, 2: {(1, 3)}, 3: {(1, 4)}}
+    empty = object.__new__(MigrationInfo)
+    with pytest.raises(AttributeError):
+        _lists.attention((empty,), 0, v, MigrationInfo, 7, set(), {}, {}, 2)
+    with pytest.raises(AttributeError):
+        _lists.keyed((empty,), 1)
+    with pytest.raises(TypeError, match="versions"):
+        _lists.attention((), 0, v.astype(np.int64), MigrationInfo, 7, set(), {}, {}, 2)
+    with pytest.raises(TypeError, match="versions"):
+        _lists.keep_current({}, {}, {}, {}, set(), {}, v, v[::-1])
+    with pytest.raises(ValueError, match="seen"):
+        _lists.keep_current({}, {}, {}, {}, set(), {}, v, v[:2].copy())
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.integers(1, 40), st.integers(1, 7), st.integers(0, 2**32 - 1))
 def test_scan_kernels_equal_their_numpy_rules(rows: int, width: int, seed: int) -> None:
