@@ -194,6 +194,15 @@ def keyed(tuple lst, Py_ssize_t stop):
     return out
 
 
+cdef inline bint _differ(const int32_t* a, const int32_t* b, intp_t n) noexcept nogil:
+    """Any ``a[i] != b[i]`` (branch-free: the compiler vectorises it)."""
+    cdef int32_t acc = 0
+    cdef intp_t i
+    for i in range(n):
+        acc |= a[i] != b[i]
+    return acc != 0
+
+
 cdef inline PyObject* _find(object mid, dict head, dict front, dict back):
     """The entry of id ``mid`` in the member's list (its three parts), or NULL."""
     cdef PyObject* x = PyDict_GetItem(head, mid)
@@ -230,12 +239,13 @@ def keep_current(dict keep, dict head, dict front, dict back, set recheck, dict 
     cdef object mid, x, ids
     cdef list drop = []
     cdef list moved = []
-    for q in range(P):
-        if vers[q] != last[q]:
-            ids = index.get(q)
-            if ids:
-                recheck.update(ids)
-            last[q] = vers[q]
+    if _differ(vers, last, P):
+        for q in range(P):
+            if vers[q] != last[q]:
+                ids = index.get(q)
+                if ids:
+                    recheck.update(ids)
+                last[q] = vers[q]
     for mid in recheck:
         if PyDict_Contains(keep, mid):
             continue
@@ -243,15 +253,25 @@ def keep_current(dict keep, dict head, dict front, dict back, set recheck, dict 
         if prev != NULL and not _current(<object>prev, vers, P):
             drop.append(mid)
     cdef set out = set()
+    cdef dict part_of
     for mid, x in keep.items():
         part = _field(x, F_PARTITION, _slots_of(x))
-        prev = _find(mid, head, front, back)
+        part_of = head
+        prev = PyDict_GetItem(head, mid)
+        if prev == NULL and (front or back):
+            part_of = front
+            prev = PyDict_GetItem(front, mid)
+            if prev == NULL:
+                part_of = back
+                prev = PyDict_GetItem(back, mid)
         if prev == NULL or <object>prev is not x:
             ids = index.get(part)
             if ids is None:
                 index[part] = {mid}
             else:
                 PySet_Add(ids, mid)
+        if prev != NULL and part_of is not head:
+            del part_of[mid]             # in keep now (head, front and back stay disjoint)
         if not _current(x, vers, P):
             PySet_Add(out, mid)
     cdef set dropped = set(drop)
@@ -266,12 +286,6 @@ def keep_current(dict keep, dict head, dict front, dict back, set recheck, dict 
             del back[mid]
     if keep is head:
         return out
-    if front or back:
-        for mid in keep:
-            if front and PyDict_Contains(front, mid):
-                del front[mid]
-            elif back and PyDict_Contains(back, mid):
-                del back[mid]
     # the previous head's other entries, in its order, at the front of the retained ones
     for mid, x in head.items():
         if not PyDict_Contains(keep, mid) and not (dropped and PySet_Contains(dropped, mid)):
