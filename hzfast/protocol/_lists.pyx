@@ -131,9 +131,14 @@ cdef bint _current(object x, const int32_t* versions, intp_t P) except -1:
     cdef int overflow = 0
     cdef bint slotted = _slots_of(x)
     part = _field(x, F_PARTITION, slotted)
-    if not isinstance(part, int) or not 0 <= part < P:
+    if type(part) is int:                   # the usual case, without Python comparisons
+        p = PyLong_AsLongAndOverflow(part, &overflow)
+        if overflow or not 0 <= p < P:
+            return False
+    elif not isinstance(part, int) or not 0 <= part < P:
         return False
-    p = part
+    else:
+        p = part
     fin = _field(x, F_FINAL, slotted)
     if type(fin) is int:
         final = PyLong_AsLongAndOverflow(fin, &overflow)
