@@ -726,7 +726,7 @@ class Node:
         seen = self._kc_vers
         if old is not self._kc_dict or len(old) != self._kc_len or len(seen) != len(vers):
             index: dict[int, set[MigrationId]] = {}
-            recheck = set()
+            recheck: set[MigrationId] = set()
             for part in (old, front, back):
                 for mid, x in part.items():
                     index.setdefault(x.partition, set()).add(mid)

@@ -120,21 +120,31 @@ def test_keep_current_index_follows_whole_runs(monkeypatch: pytest.MonkeyPatch) 
     def whole(head: Entries, front: Entries, back: Entries) -> list[object]:
         return [*head.items(), *((m, front[m]) for m in reversed(front)), *back.items()]
 
-    calls = moved = 0
+    calls = moved = chained = 0
     fast = _lists.keep_current
+    # a call's result, by its head (held, so no other dict takes its id): the next call
+    # on that member must start from it, with destination commits (Node._put_completed)
+    # only ever appended behind it
+    after: dict[int, tuple[Entries, list[tuple[int, int]]]] = {}
 
     def checked(keep: Entries, head: Entries, front: Entries, back: Entries,
                 *rest: object) -> object:
-        nonlocal calls, moved
+        nonlocal calls, moved, chained
+        old = whole(head, front, back)
+        if id(head) in after:
+            ids = after.pop(id(head))[1]
+            assert [m for m, _ in old[:len(ids)]] == ids   # type: ignore[misc]
+            chained += 1
         want = dict(keep)
         vl = rest[2].tolist()                    # type: ignore[attr-defined]
-        for mid, x in whole(head, front, back):  # type: ignore[misc]
+        for mid, x in old:                       # type: ignore[misc]
             if mid not in want and vl[x.partition] == x.final:
                 want[mid] = x
         before = len(front) + len(back)
         out = fast(keep, head, front, back, *rest)   # type: ignore[arg-type]
         assert whole(keep, front, back) == list(want.items())
         assert not (keep.keys() & (front.keys() | back.keys()))
+        after[id(keep)] = (keep, list(want))
         moved += len(front) + len(back) > before
         calls += 1
         return out
@@ -143,7 +153,33 @@ def test_keep_current_index_follows_whole_runs(monkeypatch: pytest.MonkeyPatch) 
     for seed in range(6):
         r = sim.run(seed, partitions=32, entries=300, backup_count=seed % 3)
         assert r.ok, r.summary()
-    assert calls > 100 and moved > 10
+    assert calls > 100 and moved > 10 and chained > calls // 2
+
+
+def test_completed_parts_read_as_one_list() -> None:
+    # Node.completed joins its parts (head, then _front reversed, then _back) into one
+    # dict in that order, keeps the index valid, and the setter starts a single part;
+    # _put_completed appends a new id at the end and replaces a known one where it is
+    n = _member()
+
+    def info(seq: int, p: int) -> MigrationInfo:
+        return MigrationInfo((1, seq), p, 1, 0, -1, 3, -1, 0, 1, 1, 2, SUCCESS)
+
+    a, b, c, d, e = (info(i, i) for i in range(1, 6))
+    n._completed, n._front, n._back = {a.id: a}, {c.id: c, b.id: b}, {d.id: d}
+    n._put_completed(e)                          # new: behind everything
+    b2 = info(2, 1)
+    n._put_completed(b2)                         # known (in _front): replaced in place
+    n._kc_dict, n._kc_len = n._completed, 1
+    joined = n.completed
+    assert list(joined.items()) == [(a.id, a), (b.id, b2), (c.id, c), (d.id, d), (e.id, e)]
+    assert n._front == {} and n._back == {} and n.completed is joined
+    assert n._kc_dict is joined and n._kc_len == 5
+    n._put_completed(info(6, 0))                 # one part: straight into it
+    assert list(n._completed)[-1] == (1, 6) and n._back == {}
+    n._front = {a.id: a}
+    n.completed = {b.id: b}
+    assert list(n.completed.items()) == [(b.id, b)] and n._front == {}
 
 
 def test_attention_never_raises_on_malformed_entries() -> None:
