@@ -12,23 +12,16 @@ class's own constructor makes from the same values (nothing is validated or conv
 there either).
 """
 import dataclasses
-import types
 
 cimport cython
 
 from cpython.ref cimport PyObject, Py_INCREF, Py_DECREF
 
 
-cdef extern from "structmember.h":
-    pass
+from hzfast.protocol._slots cimport slot_offset
 
 
 cdef extern from "Python.h":
-    ctypedef struct PyMemberDef:
-        int type
-        Py_ssize_t offset
-    ctypedef struct PyMemberDescrObject:
-        PyMemberDef* d_member
     ctypedef struct TypeObject "PyTypeObject"
     ctypedef PyObject* (*allocfunc)(TypeObject*, Py_ssize_t)
     ctypedef struct TypeObject "PyTypeObject":
@@ -37,7 +30,6 @@ cdef extern from "Python.h":
 
 cdef enum:
     MAX_FIELDS = 32
-    T_OBJECT_EX = 16               # structmember.h: a slot holding any object
 
 
 @cython.auto_pickle(False)      # it holds a type's slot offsets: nothing to pickle
@@ -51,7 +43,7 @@ cdef class Builder:
     cdef Py_ssize_t offsets[MAX_FIELDS]
 
     def __init__(self, cls):
-        cdef PyMemberDescrObject* d
+        cdef Py_ssize_t off
         if not isinstance(cls, type) or not dataclasses.is_dataclass(cls):
             raise TypeError(f"Builder needs a dataclass, got {cls!r}")
         if hasattr(cls, "__post_init__") or cls.__dictoffset__ != 0:
@@ -60,14 +52,10 @@ cdef class Builder:
         if len(names) > MAX_FIELDS:
             raise TypeError(f"{cls.__name__}: more than {MAX_FIELDS} fields")
         for i, name in enumerate(names):
-            descr = getattr(cls, name, None)
-            if type(descr) is not types.MemberDescriptorType \
-                    or descr.__objclass__ not in cls.__mro__:
-                raise TypeError(f"{cls.__name__}.{name} is not a slot")
-            d = <PyMemberDescrObject*>descr
-            if d.d_member.type != T_OBJECT_EX:
-                raise TypeError(f"{cls.__name__}.{name} is not an object slot")
-            self.offsets[i] = d.d_member.offset
+            off = slot_offset(cls, name)
+            if off < 0:
+                raise TypeError(f"{cls.__name__}.{name} is not a slot holding any object")
+            self.offsets[i] = off
         self.cls = cls
         self.fields = names
         self.tp = <TypeObject*><PyObject*>cls

@@ -16,7 +16,6 @@ straight from their slots at the offsets the class's member descriptors give, ch
 once per class, instead of through attribute lookup; any other class is read through
 its attributes. An empty slot raises the AttributeError attribute lookup would.
 """
-import types
 
 from cpython.dict cimport PyDict_GetItem, PyDict_SetItem, PyDict_Contains
 from cpython.set cimport PySet_Add, PySet_Contains
@@ -27,20 +26,10 @@ cimport numpy as cnp
 
 from hzfast._types cimport int32_t, intp_t
 from hzfast._vector cimport vector32
+from hzfast.protocol._slots cimport slot_offset
 
 cnp.import_array()
 
-
-cdef extern from "Python.h":
-    ctypedef struct PyMemberDef:
-        int type
-        Py_ssize_t offset
-    ctypedef struct PyMemberDescrObject:
-        PyMemberDef* d_member
-
-
-cdef enum:
-    T_OBJECT_EX = 16               # structmember.h: a slot holding any object
 
 cdef enum:                         # the fields read, as numbered in _FIELDS
     F_ID = 0
@@ -62,7 +51,6 @@ cdef bint _layout(object cls) except -1:
     """Whether every field of ``cls`` the kernels read is an object slot of it (then
     their offsets are in ``_offsets``)."""
     global _slotted, _unslotted
-    cdef PyMemberDescrObject* d
     cdef Py_ssize_t offs[N_FIELDS]
     cdef int f
     if cls is _slotted:
@@ -70,16 +58,10 @@ cdef bint _layout(object cls) except -1:
     if cls is _unslotted or not isinstance(cls, type):
         return False
     for f in range(N_FIELDS):
-        descr = getattr(cls, _FIELDS[f], None)
-        if type(descr) is not types.MemberDescriptorType \
-                or descr.__objclass__ not in cls.__mro__:
+        offs[f] = slot_offset(cls, _FIELDS[f])
+        if offs[f] < 0:
             _unslotted = cls
             return False
-        d = <PyMemberDescrObject*>descr
-        if d.d_member.type != T_OBJECT_EX:
-            _unslotted = cls
-            return False
-        offs[f] = d.d_member.offset
     for f in range(N_FIELDS):
         _offsets[f] = offs[f]
     _slotted = cls

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import copy
+from collections.abc import Sequence
 
 import numpy as np
 import pytest
@@ -25,6 +26,7 @@ from hzfast.protocol import (
     MigrationInfo,
     MigrationStatus,
     Node,
+    _build,
     _lists,
     _scan,
 )
@@ -73,7 +75,7 @@ def _lists_of_entries(draw: st.DrawFn) -> tuple[object, ...]:
     return tuple(draw(_entry(seq)) for seq in ids)
 
 
-def _state(n: Node, out: list[object]) -> tuple[object, ...]:
+def _state(n: Node, out: Sequence[object]) -> tuple[object, ...]:
     return (n.replicas.tolist(), n.versions.tolist(), list(n.completed.items()),
             sorted(n.active.items()), sorted(n._finalized), sorted(n._unconfirmed.items()),
             sorted(n._finalizing.items()), repr(out))
@@ -117,7 +119,8 @@ def test_keep_current_index_follows_whole_runs(monkeypatch: pytest.MonkeyPatch) 
     # head (received last), then the retained entries, ``front`` reversed and ``back``
     Entries = dict[tuple[int, int], MigrationInfo]
 
-    def whole(head: Entries, front: Entries, back: Entries) -> list[object]:
+    def whole(head: Entries, front: Entries, back: Entries
+              ) -> list[tuple[tuple[int, int], MigrationInfo]]:
         return [*head.items(), *((m, front[m]) for m in reversed(front)), *back.items()]
 
     calls = moved = chained = 0
@@ -133,11 +136,11 @@ def test_keep_current_index_follows_whole_runs(monkeypatch: pytest.MonkeyPatch) 
         old = whole(head, front, back)
         if id(head) in after:
             ids = after.pop(id(head))[1]
-            assert [m for m, _ in old[:len(ids)]] == ids   # type: ignore[misc]
+            assert [m for m, _ in old[:len(ids)]] == ids
             chained += 1
         want = dict(keep)
         vl = rest[2].tolist()                    # type: ignore[attr-defined]
-        for mid, x in old:                       # type: ignore[misc]
+        for mid, x in old:
             if mid not in want and vl[x.partition] == x.final:
                 want[mid] = x
         before = len(front) + len(back)
@@ -199,21 +202,9 @@ def test_list_kernels_read_slots_and_attributes_alike() -> None:
     # AttributeError attribute lookup raises (never a crash).
     import dataclasses
 
-    @dataclasses.dataclass(frozen=True)
-    class Plain:                                  # MigrationInfo's fields, no slots
-        id: tuple[int, int]
-        partition: int
-        source: int
-        source_current_index: int
-        source_new_index: int
-        destination: int
-        destination_current_index: int
-        destination_new_index: int
-        master: int
-        initial: int
-        final: int
-        status: int = 0
-        promotion: bool = False
+    fields = [(f.name, f.type, f) for f in dataclasses.fields(MigrationInfo)]
+    Plain = dataclasses.make_dataclass("Plain", fields, frozen=True)   # no slots
+    assert not hasattr(Plain, "__slots__")
 
     v = np.array([3, 5, 2, 9], dtype=np.int32)
     rows = [((1, 1), 0, 1, 0, -1, 2, -1, 0, 1, 2, 3, SUCCESS),
@@ -221,7 +212,7 @@ def test_list_kernels_read_slots_and_attributes_alike() -> None:
             ((1, 3), 2, 1, 0, -1, 2, -1, 0, 1, 2, 3, SUCCESS),     # final above: stop
             ((1, 4), 3, 7, 1, -1, 2, -1, 1, 1, 8, 9, SUCCESS)]
     for cls in (MigrationInfo, Plain):
-        lst = tuple(cls(*r) for r in rows)        # type: ignore[arg-type]
+        lst = tuple(cls(*r) for r in rows)
         assert _lists.attention(lst, 0, v, cls, 7, set(), {}, {}, 2) == 2
         assert _lists.attention(lst, 3, v, cls, 7, set(), {}, {}, 2) == 4
         assert _lists.attention(lst, 0, v, cls, 7, set(), {}, {}, 7) == 1  # 7: its source
@@ -231,6 +222,12 @@ def test_list_kernels_read_slots_and_attributes_alike() -> None:
         seen = v.copy()
         assert _lists.keep_current(keep, {}, {}, {}, set(), index, v, seen) == {(1, 3)}
         assert index == {0: {(1, 1)}, 1: {(1, 2)}, 2: {(1, 3)}, 3: {(1, 4)}}
+    class Shadowed(MigrationInfo):               # a slots class whose "final" is no slot
+        __slots__ = ()
+        final = property(lambda self: 3)
+
+    with pytest.raises(TypeError, match="final is not a slot"):   # _build's check too
+        _build.Builder(Shadowed)
     empty = object.__new__(MigrationInfo)
     with pytest.raises(AttributeError):
         _lists.attention((empty,), 0, v, MigrationInfo, 7, set(), {}, {}, 2)
@@ -307,7 +304,7 @@ def test_advance_versions_refuses_what_it_cannot_read() -> None:
                  (v, frozen), (np.zeros(8, dtype=np.int32)[::2], v.copy()),
                  (v.astype(">i4"), v.copy()), (list(v), v.copy()), (v, v.reshape(2, 2))]:
         with pytest.raises(TypeError, match="advance_versions"):
-            advance_versions(a, b)
+            advance_versions(a, b)                # type: ignore[arg-type]
 
 
 def test_the_simulators_randint_takes_randints_draws() -> None:
