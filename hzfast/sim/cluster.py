@@ -309,14 +309,15 @@ class Simulation:
         self.recent.append((self.now, mid, ev))
         v = node.versions
         last = self.last_versions[mid]
-        if (last.shape == v.shape and v.dtype == np.int32 and v.ndim == 1
-                and v.flags.c_contiguous):
-            p = advance_versions(v, last)      # one pass: compare, then remember (§12)
-            if p >= 0:
-                self._violation(f"versions decreased on m{mid}: partition {p} "
-                                f"{int(last[p])} -> {int(v[p])}")
-                last[p] = v[p]
-        else:
+        try:       # one pass: compare, then remember (§12); it checks the arrays itself
+            p = advance_versions(v, last)
+        except TypeError:                  # another dtype, layout or length: numpy's way
+            p = -2
+        if p >= 0:
+            self._violation(f"versions decreased on m{mid}: partition {p} "
+                            f"{int(last[p])} -> {int(v[p])}")
+            last[p] = v[p]
+        elif p == -2:
             if last.shape == v.shape and (v < last).any():
                 p = int(np.flatnonzero(v < last)[0])
                 self._violation(f"versions decreased on m{mid}: partition {p} "
