@@ -199,6 +199,13 @@ def _parallel(tally: _Tally, params: dict[str, Any], lo: int, hi: int, jobs: int
     """Run seeds ``lo..hi-1`` in ``jobs`` forked workers; tally the chunks in seed order."""
     import multiprocessing
 
+    from hzfast import sim
+
+    # bad settings fail here, before any worker starts (every worker would refuse them,
+    # and a pool torn down over its workers' errors can hang in Pool.terminate)
+    sim._check_settings(hi - 1, params["members"], params["partitions"],
+                        params["backup_count"], params["entries"], params["faults"], (),
+                        params["design"], params["joins"], 10)
     tasks = [(params, a, min(a + _CHUNK, hi), keep_going) for a in range(lo, hi, _CHUNK)]
     ctx = multiprocessing.get_context("fork")      # workers run the code this process loaded
     pool = ctx.Pool(jobs)

@@ -39,6 +39,29 @@ def _int(v: object, name: str, lo: int, hi: int) -> int:
     return v
 
 
+def _check_settings(seed: int, members: int, partitions: int, backup_count: int,
+                    entries: int, faults: str, script: Iterable[CrashAt], design: str,
+                    joins: int, max_parallel_migrations: int) -> tuple[CrashAt, ...]:
+    """:func:`run`'s argument checks (TypeError, ValueError naming the argument); the
+    script as a tuple. ``hzfast simulate --jobs`` runs them before it starts workers."""
+    _int(seed, "seed", 0, 2**63 - 1)
+    _int(members, "members", 1, 64)
+    _int(partitions, "partitions", 1, 100_000)
+    _int(backup_count, "backup_count", 0, 6)
+    _int(entries, "entries", 0, 10_000_000)
+    _int(joins, "joins", 0, 64)
+    _int(max_parallel_migrations, "max_parallel_migrations", 1, 10_000)
+    if faults not in FAULT_MODES:
+        raise ValueError(f"faults must be one of {FAULT_MODES}, got {faults!r}")
+    if design not in ("safe", "legacy"):
+        raise ValueError(f"design must be 'safe' or 'legacy', got {design!r}")
+    script = tuple(script)
+    for c in script:
+        if not isinstance(c, CrashAt):
+            raise TypeError(f"script entries must be hzfast.sim.CrashAt, got {type(c).__name__}")
+    return script
+
+
 def run(seed: int, *, members: int = 4, partitions: int = 271, backup_count: int = 1,
         entries: int = 10_000, faults: str = "swarm", script: Iterable[CrashAt] = (),
         design: str = "safe", joins: int = 0, trace: bool = False,
@@ -80,21 +103,8 @@ def run(seed: int, *, members: int = 4, partitions: int = 271, backup_count: int
         ``entries_lost_expected`` those lost because at least ``backup_count + 1`` of the
         members holding them crashed; ``violations`` lists everything else that broke.
     """
-    _int(seed, "seed", 0, 2**63 - 1)
-    _int(members, "members", 1, 64)
-    _int(partitions, "partitions", 1, 100_000)
-    _int(backup_count, "backup_count", 0, 6)
-    _int(entries, "entries", 0, 10_000_000)
-    _int(joins, "joins", 0, 64)
-    _int(max_parallel_migrations, "max_parallel_migrations", 1, 10_000)
-    if faults not in FAULT_MODES:
-        raise ValueError(f"faults must be one of {FAULT_MODES}, got {faults!r}")
-    if design not in ("safe", "legacy"):
-        raise ValueError(f"design must be 'safe' or 'legacy', got {design!r}")
-    script = tuple(script)
-    for c in script:
-        if not isinstance(c, CrashAt):
-            raise TypeError(f"script entries must be hzfast.sim.CrashAt, got {type(c).__name__}")
+    script = _check_settings(seed, members, partitions, backup_count, entries, faults,
+                             script, design, joins, max_parallel_migrations)
     return Simulation(seed, members=members, partitions=partitions, backup_count=backup_count,
                       entries=entries, faults=faults, script=script, design=design,
                       joins=joins, trace=bool(trace),
