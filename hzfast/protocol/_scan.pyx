@@ -22,9 +22,9 @@ cdef extern from *:
     #include <stdint.h>
     /* The two slot loops of repair_dense in C, so that GCC on x86-64 Linux can also build an
        AVX2 clone of each (chosen once at load time by the CPU): the ids-in-range check
-       becomes 256-bit min and max reductions and the mapping a vectorised loop (GCC assembles its
-       gathers from scalar loads under generic tuning; still about twice the scalar loop's
-       speed here). Other compilers and CPUs run the plain loops. */
+       becomes 256-bit min and max reductions and the mapping a vectorised loop (GCC
+       assembles its gathers from scalar loads under generic tuning; still about twice the
+       scalar loop's speed here). Other compilers and CPUs run the plain loops. */
     #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
     #define HZ_CLONES __attribute__((target_clones("avx2", "default")))
     #else
