@@ -197,27 +197,23 @@ def _can_fork() -> bool:
 def _parallel(tally: _Tally, params: dict[str, Any], lo: int, hi: int, jobs: int,
               keep_going: bool, advance: Any) -> None:
     """Run seeds ``lo..hi-1`` in ``jobs`` forked workers; tally the chunks in seed order."""
-    import multiprocessing
-
     from hzfast import sim
+    from hzfast.cli._workers import ordered_map
 
-    # bad settings fail here, before any worker starts (every worker would refuse them,
-    # and a pool torn down over its workers' errors can hang in Pool.terminate)
+    # bad settings fail here, before any worker starts (every worker would refuse them)
     sim._check_settings(hi - 1, params["members"], params["partitions"],
                         params["backup_count"], params["entries"], params["faults"], (),
                         params["design"], params["joins"], 10)
     tasks = [(params, a, min(a + _CHUNK, hi), keep_going) for a in range(lo, hi, _CHUNK)]
-    ctx = multiprocessing.get_context("fork")      # workers run the code this process loaded
-    pool = ctx.Pool(jobs)
+    parts = ordered_map(_chunk, tasks, jobs)   # own workers: no Pool.terminate (_workers)
     try:
-        for part in pool.imap(_chunk, tasks):
+        for part in parts:
             tally.merge(part)
             advance(part.seeds)
             if part.failures and not keep_going:
                 break
     finally:
-        pool.terminate()
-        pool.join()
+        parts.close()                          # stops the workers still busy
 
 
 def _passed(r: Any, design: str) -> bool:
