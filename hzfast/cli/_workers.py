@@ -5,12 +5,13 @@ its task and result handler threads share queues and locks with the workers it k
 CI run of ``simulate --jobs`` hung there once. Here each worker has a pipe of its own and
 nothing else: the parent hands out one task at a time, reads answers with
 ``multiprocessing.connection.wait``, and at the end asks idle workers to exit and kills
-(SIGKILL) any that do not within a second, or every worker at once when it stops early.
-Every wait is bounded; no lock is shared, so killing a worker cannot leave one held.
+(SIGKILL) any that do not within a second; when it stops early, the busy workers are
+killed at once. Every wait is bounded; no lock is shared, so killing a worker cannot
+leave one held.
 
-A task that raises sends its exception back (or, when it cannot be pickled, a
-``RuntimeError`` with its text), and the parent raises it; a worker that dies is a
-``RuntimeError`` naming its exit code.
+A task that raises sends its exception back (or, when it would not survive a pickle
+round trip, a ``RuntimeError`` with its type and text), and the parent raises it; a
+worker that dies is a ``RuntimeError`` naming its exit code.
 """
 from __future__ import annotations
 
@@ -38,13 +39,24 @@ def _serve(conn: Connection, fn: Callable[[Any], Any]) -> None:
         try:
             answer: tuple[bool, Any] = (True, fn(task))
         except Exception as exc:                       # sent back; the parent raises it
-            answer = (False, exc)
+            answer = (False, _portable(exc))
         try:
             conn.send(answer)
-        except (pickle.PicklingError, TypeError, AttributeError):
-            conn.send((False, RuntimeError(f"{type(answer[1]).__name__}: {answer[1]}")))
-        except (BrokenPipeError, OSError):
+        except (BrokenPipeError, ConnectionError):
             return
+        except Exception as exc:                       # an answer that cannot be pickled
+            conn.send((False, RuntimeError(f"a task's answer could not be sent back: "
+                                           f"{type(exc).__name__}: {exc}")))
+
+
+def _portable(exc: Exception) -> Exception:
+    """``exc`` when it survives a pickle round trip (as the parent will unpickle it), else
+    a RuntimeError with its type and text."""
+    try:
+        pickle.loads(pickle.dumps(exc))
+    except Exception:
+        return RuntimeError(f"{type(exc).__name__}: {exc}")
+    return exc
 
 
 def ordered_map(fn: Callable[[Any], Any], tasks: Sequence[Any],

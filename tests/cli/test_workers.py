@@ -65,9 +65,27 @@ def _raise_unpicklable(x: int) -> int:
     raise _Unpicklable(f"odd {x}")
 
 
-def test_an_exception_that_cannot_travel_comes_back_as_its_text() -> None:
-    with pytest.raises(RuntimeError, match="_Unpicklable: odd 0"):
-        list(ordered_map(_raise_unpicklable, [0, 1], 2))
+class _TwoArguments(Exception):
+    def __init__(self, what: str, where: int) -> None:    # pickles, yet does not unpickle
+        super().__init__(f"{what} at {where}")
+
+
+def _raise_two_arguments(x: int) -> int:
+    raise _TwoArguments("broken", x)
+
+
+def _unpicklable_answer(x: int) -> Any:
+    return lambda: x
+
+
+@pytest.mark.parametrize("fn, message", [
+    (_raise_unpicklable, "_Unpicklable: odd 0"),
+    (_raise_two_arguments, "_TwoArguments: broken at 0"),
+    (_unpicklable_answer, "answer could not be sent back"),
+])
+def test_what_cannot_travel_comes_back_as_text(fn: Any, message: str) -> None:
+    with pytest.raises(RuntimeError, match=message):
+        list(ordered_map(fn, [0, 1], 2))
     assert not _worker_pids()
 
 
