@@ -18,6 +18,7 @@ from __future__ import annotations
 import multiprocessing
 import pickle
 import signal
+import traceback
 from collections.abc import Callable, Generator, Sequence
 from multiprocessing.connection import Connection, wait
 from typing import Any, cast
@@ -39,14 +40,23 @@ def _serve(conn: Connection, fn: Callable[[Any], Any]) -> None:
         try:
             answer: tuple[bool, Any] = (True, fn(task))
         except Exception as exc:                       # sent back; the parent raises it
-            answer = (False, _portable(exc))
+            answer = (False, (_portable(exc), traceback.format_exc()))
         try:
             conn.send(answer)
         except (BrokenPipeError, ConnectionError):
             return
         except Exception as exc:                       # an answer that cannot be pickled
-            conn.send((False, RuntimeError(f"a task's answer could not be sent back: "
-                                           f"{type(exc).__name__}: {exc}")))
+            conn.send((False, (RuntimeError(f"a task's answer could not be sent back: "
+                                            f"{type(exc).__name__}: {exc}"), "")))
+
+
+class WorkerTraceback(Exception):
+    """The traceback of a task's exception in its worker: the ``__cause__`` of the
+    exception :func:`ordered_map` raises, so a traceback printed in the parent shows
+    where in the worker it happened."""
+
+    def __str__(self) -> str:
+        return f"\n\nin the worker:\n{self.args[0]}" if self.args else ""
 
 
 def _portable(exc: Exception) -> Exception:
@@ -67,7 +77,8 @@ def ordered_map(fn: Callable[[Any], Any], tasks: Sequence[Any],
     Raises
     ------
     Exception
-        What ``fn`` raised in a worker, for the earliest such task reached in order.
+        What ``fn`` raised in a worker, for the earliest such task reached in order; its
+        ``__cause__`` is a :class:`WorkerTraceback` with the worker's traceback.
     RuntimeError
         A worker died (its exit code is in the message).
     """
@@ -103,7 +114,8 @@ def ordered_map(fn: Callable[[Any], Any], tasks: Sequence[Any],
                         given += 1
             ok, value = done.pop(want)
             if not ok:
-                raise value
+                error, where = value
+                raise error from (WorkerTraceback(where) if where else None)
             yield value
     finally:
         _stop(workers, [p for _, p in busy.values()])

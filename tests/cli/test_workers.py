@@ -49,10 +49,12 @@ def _fail_at(x: int) -> int:
 
 def test_a_task_error_is_raised_in_the_parent_and_the_workers_stop() -> None:
     got: list[int] = []
-    with pytest.raises(ValueError, match="task 5 is bad"):
+    with pytest.raises(ValueError, match="task 5 is bad") as error:
         for v in ordered_map(_fail_at, list(range(20)), 2):
             got.append(v)
     assert got == [0, 1, 2, 3, 4]          # every earlier answer, in order, then the error
+    where = str(error.value.__cause__)      # the worker's traceback, for a printed one
+    assert "in the worker" in where and "_fail_at" in where and "task 5 is bad" in where
     assert not _worker_pids()
 
 
