@@ -312,17 +312,13 @@ class Simulation:
         try:       # one pass: compare, then remember (§12); it checks the arrays itself
             p = advance_versions(v, last)
         except TypeError:                  # another dtype, layout or length: numpy's way
-            p = -2
+            lower = np.flatnonzero(v < last) if last.shape == v.shape else ()
+            p = int(lower[0]) if len(lower) else -1
+            self.last_versions[mid] = np.array(v, dtype=np.int32)   # (``last``: the old one)
         if p >= 0:
             self._violation(f"versions decreased on m{mid}: partition {p} "
                             f"{int(last[p])} -> {int(v[p])}")
             last[p] = v[p]
-        elif p == -2:
-            if last.shape == v.shape and (v < last).any():
-                p = int(np.flatnonzero(v < last)[0])
-                self._violation(f"versions decreased on m{mid}: partition {p} "
-                                f"{int(last[p])} -> {int(v[p])}")
-            self.last_versions[mid] = np.array(v, dtype=np.int32)
         if not outs:
             return
         crash: list[int] = []

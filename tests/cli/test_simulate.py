@@ -57,6 +57,6 @@ def test_jobs_give_the_same_report_as_one_process() -> None:
 
 def test_jobs_report_bad_settings_like_one_process() -> None:
     # every run refuses the setting: checked once before any worker starts, it is the
-    # usual one-line error (and no pool is torn down over its workers' errors)
+    # usual one-line error
     bad = _run("--seeds", "60", "-p", "16", "--entries", "20", "--members", "80", "--jobs", "2")
     assert bad.returncode == 2 and "members" in bad.stderr and "Traceback" not in bad.stderr

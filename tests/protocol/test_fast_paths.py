@@ -317,3 +317,54 @@ def test_the_simulators_randint_takes_randints_draws() -> None:
         lo, hi = [(1, 2), (1, 5), (1, 15), (0, 20), (1, 3), (0, 1), (1, 150), (7, 7)][i % 8]
         assert _randint(b, lo, hi) == a.randint(lo, hi)
         assert b.random() == a.random()         # and leaves the stream where randint does
+
+
+class _Lowering:
+    """A member that, once, lowers its highest partition version after an event (what
+    the safe design never does), and shows its versions as int32 or as int64 (the
+    simulator's numpy fallback); everything else is the real node's."""
+
+    def __init__(self, node: Node, dtype: type) -> None:
+        self._node, self._dtype = node, dtype
+        self.seen: tuple[int, int] | None = None        # a version the simulator saw
+        self.lowered: tuple[int, int] | None = None     # ... and went below, once
+
+    def handle(self, ev: object, now: int) -> list[object]:
+        out: list[object] = self._node.handle(ev, now)
+        v = self._node.versions
+        if self.lowered is None and self.seen is not None:
+            p, old = self.lowered = self.seen
+            v[p] = old - 1
+        elif self.seen is None and v.max(initial=0) > 2:
+            p = int(np.argmax(v))
+            self.seen = (p, int(v[p]))
+        return out
+
+    @property
+    def versions(self) -> np.ndarray:
+        return self._node.versions.astype(self._dtype)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._node, name)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_the_simulators_versions_check_sees_a_decrease(dtype: type) -> None:
+    from hzfast.sim.cluster import Simulation
+
+    class Lowering(Simulation):                 # member 2 lowers a version once
+        def _new_member(self) -> int:
+            mid: int = super()._new_member()
+            if mid == 2:
+                self.nodes[mid] = _Lowering(self.nodes[mid], dtype)
+            return mid
+
+    s = Lowering(3, members=3, partitions=16, entries=100, faults="none")
+    r = s.run()
+    member = s.nodes[2]
+    assert isinstance(member, _Lowering) and member.lowered is not None
+    p, old = member.lowered
+    want = f"versions decreased on m2: partition {p} {old} -> {old - 1}"
+    assert sum(want in v for v in r.violations) == 1, r.violations
+    clean = Simulation(3, members=3, partitions=16, entries=100, faults="none").run()
+    assert not any("versions decreased" in v for v in clean.violations)
