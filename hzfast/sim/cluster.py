@@ -312,7 +312,7 @@ class Simulation:
         try:       # one pass: compare, then remember (§12); it checks the arrays itself
             p = advance_versions(v, last)
         except TypeError:                  # another dtype, layout or length: numpy's way
-            lower = np.flatnonzero(v < last) if last.shape == v.shape else ()
+            lower = np.flatnonzero(v < last) if last.shape == v.shape else np.empty(0, int)
             p = int(lower[0]) if len(lower) else -1
             self.last_versions[mid] = np.array(v, dtype=np.int32)   # (``last``: the old one)
         if p >= 0:
