@@ -78,6 +78,32 @@ cdef inline bint is_instant(int8_t kind) noexcept nogil:
     return kind == K_REMOVE or kind == K_ASSIGN_LOST_OWNER
 
 
+cdef inline int32_t owner_after_fields(int32_t src, int32_t sci, int32_t sni, int32_t dst,
+                                      int32_t dci, int32_t dni, int32_t o) noexcept nogil:
+    """Slot 0 of a row after a decision, from slot 0 (``o``) before it (as
+    :func:`apply_step`: ``S[sci] = -1``, ``S[dci] = -1``, ``S[dni] = destination``,
+    ``S[sni] = source``). Cannot fail."""
+    if sci == 0:
+        o = -1
+    if dci == 0:
+        o = -1
+    if dni == 0:
+        o = dst
+    if sni == 0:
+        o = src
+    return o
+
+
+cdef inline int32_t endpoint_of(int32_t src, int32_t sci, int8_t kind,
+                                int32_t owner) noexcept nogil:
+    """The executor's source endpoint of a decision made when slot 0 holds ``owner``
+    (docs/design.md section 6): its source when it takes the owner's replica, else the
+    owner; -1 for an instant decision (never queued). Cannot fail."""
+    if is_instant(kind):
+        return -1
+    return src if sci == 0 else owner
+
+
 cdef inline int check_decision(const Columns* c, intp_t k, intp_t P, int R,
                                intp_t M) noexcept nogil:
     """Status of decision ``k`` on its own: partition in [0, P), indices in [-1, R),

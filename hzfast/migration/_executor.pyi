@@ -27,6 +27,7 @@ def prepare(
     replica_count: int,  # intp_t
     from_final: bool,  # bint
     checked: bool = ...,  # bint, default False: the decisions are known to be in range
+    endpoints: NDArray[np.int32] | None = ...,  # the planner's endpoints (N,), adopted
 ) -> tuple[bool, NDArray[np.int32] | None, NDArray[np.int32] | None, NDArray[np.intp] | None,
            NDArray[np.intp] | None, NDArray[np.int32] | None, int, int, int]: ...
 # (ok, endpoint (N,), queue (N,), qidx, qstart (queues + 1,), pair (N,), pair count,

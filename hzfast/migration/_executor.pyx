@@ -21,7 +21,8 @@ queued). Expected refusals are returned as ``Answer`` codes, never raised.
 Building it is linear (docs/design.md §11, the master's planning step): :func:`prepare`
 derives every queued row's endpoint from the partition's owner slot alone (a decision
 writes constants into the slots it names and reads none, so slot 0 can be followed without
-the rest of the row, backwards from the final table when that is what the caller has), and
+the rest of the row, backwards from the final table when that is what the caller has; or
+takes the endpoints the planner wrote beside the decisions, for the master's step), and
 numbers the pairs through a small table or a hash; :class:`Core` fills each pair's heap
 with its queues in ascending order (a sorted array is a heap) and makes only each pair's
 first head a candidate, so the first ``ready`` examines at most one head per pair rather
@@ -34,7 +35,8 @@ cimport cython
 from libc.stdlib cimport calloc, free, malloc, realloc
 
 from hzfast._types cimport int32_t, int64_t, uint8_t, uint64_t, intp_t, S_OK
-from hzfast.migration._decisions cimport Columns, check_decision, columns_of
+from hzfast.migration._decisions cimport (Columns, check_decision, columns_of,
+                                         owner_after_fields)
 
 # row states
 cdef enum:
@@ -168,18 +170,9 @@ cdef inline int32_t owner_before(const Columns* c, intp_t k, int32_t o) noexcept
 
 
 cdef inline int32_t owner_after(const Columns* c, intp_t k, int32_t o) noexcept nogil:
-    """Slot 0 of a row after decision ``k``, from slot 0 before it (as
-    ``_decisions.apply_step``: ``S[sci] = -1``, ``S[dci] = -1``, ``S[dni] = destination``,
-    ``S[sni] = source``). Cannot fail."""
-    if c.sci[k] == 0:
-        o = -1
-    if c.dci[k] == 0:
-        o = -1
-    if c.dni[k] == 0:
-        o = c.dst[k]
-    if c.sni[k] == 0:
-        o = c.src[k]
-    return o
+    """Slot 0 of a row after decision ``k``, from slot 0 before it
+    (``_decisions.owner_after_fields``). Cannot fail."""
+    return owner_after_fields(c.src[k], c.sci[k], c.sni[k], c.dst[k], c.dci[k], c.dni[k], o)
 
 
 def first_descent(const int32_t[:] pid):
@@ -263,6 +256,42 @@ cdef intp_t queues_c(const Columns* c, const uint8_t* inst, const int32_t[:] own
     return nqueues
 
 
+cdef intp_t queues_given_c(const Columns* c, const uint8_t* inst, const int32_t* endpoint,
+                          int32_t* queue, intp_t* qidx, intp_t* qstart, int32_t* pair,
+                          intp_t* members) noexcept nogil:
+    """:func:`queues_c` for endpoints the planner gave (``endpoint``: -1 for instant rows),
+    in one pass that also zeroes ``pair`` for instant rows and sets ``members[0]`` to one
+    more than every destination and endpoint of a queued row. Returns the number of
+    queues, or -1 when an endpoint of a queued row is below -1. Never raises."""
+    cdef intp_t N = c.n, k, nq = 0, nqueues = 0, M = 0
+    cdef const int32_t* pid = c.pid
+    cdef const int32_t* dst = c.dst
+    cdef int32_t p, prev = -1, e, lo = 0
+    qstart[0] = 0
+    for k in range(N):
+        p = pid[k]
+        if p != prev:                  # a new run: close the previous queue, if any
+            if nq > qstart[nqueues]:
+                nqueues += 1
+                qstart[nqueues] = nq
+            prev = p
+        if inst[k]:
+            queue[k] = -1
+            pair[k] = 0
+        else:
+            e = endpoint[k]
+            queue[k] = <int32_t>nqueues
+            qidx[nq] = k
+            nq += 1
+            M = max(M, dst[k] + 1, e + 1)
+            lo = min(lo, e)
+    if nq > qstart[nqueues]:
+        nqueues += 1
+        qstart[nqueues] = nq
+    members[0] = M
+    return -1 if lo < -1 else nqueues
+
+
 cdef intp_t pairs_c(const Columns* c, const int32_t[::1] endpoint, const intp_t[::1] qidx,
                     intp_t M, int32_t[::1] pair, intp_t* active) except -2 nogil:
     """Number the (destination, endpoint) pairs of the queued rows in order of first
@@ -344,7 +373,7 @@ cdef intp_t pairs_c(const Columns* c, const int32_t[::1] endpoint, const intp_t[
 
 
 def prepare(const int32_t[:, :] columns, const uint8_t[::1] inst, const int32_t[:] owner,
-            intp_t replica_count, bint from_final, bint checked=False):
+            intp_t replica_count, bint from_final, bint checked=False, endpoints=None):
     """Everything :class:`Core` takes, from a plan's (7, N) column block, its instant flags
     and slot 0 of the table it starts from (``from_final``: of the table it ends in).
 
@@ -356,20 +385,42 @@ def prepare(const int32_t[:, :] columns, const uint8_t[::1] inst, const int32_t[
     ``endpoint`` int32 per row (-1 for instant rows), ``queue`` int32 per row (-1 for
     instant rows), ``pair`` int32 per row (0 for instant rows), ``member_count`` > every
     destination and endpoint of a queued row, ``active`` how many members take part in a
-    queued row (-1: some queued row loads nobody)."""
+    queued row (-1: some queued row loads nobody).
+
+    ``endpoints``: the endpoints the planner made with the plan (a C-contiguous int32
+    array of one entry per row, -1 for instant rows; adopted as ``endpoint``, not
+    copied, so it must be private to the caller); ``owner`` and ``from_final`` are then
+    not read, and ``checked`` must be True."""
     cdef Columns c = columns_of(columns)
     cdef intp_t N = c.n, nqueues = -1, nq = 0, npairs = 0, M = 0, active = 0, i, k
     if inst.shape[0] != N:
         raise ValueError(f"inst has {inst.shape[0]} flags for {N} decisions")
-    endpoint_arr = np.empty(N, dtype=np.int32)          # queues_c writes every row
+    cdef bint given = endpoints is not None
+    if given:
+        if not checked:
+            raise ValueError("prepare: endpoints are only taken for a checked plan")
+        if type(endpoints) is not np.ndarray or endpoints.dtype != np.int32 \
+                or endpoints.shape != (N,) or not endpoints.flags.c_contiguous:
+            raise ValueError(f"endpoints must be a C-contiguous int32 array of {N} entries")
+        endpoint_arr = endpoints
+        pair_arr = np.empty(N, dtype=np.int32)          # queues_given_c zeroes instants
+    else:
+        endpoint_arr = np.empty(N, dtype=np.int32)      # queues_c writes every row
+        pair_arr = np.zeros(N, dtype=np.int32)
     queue_arr = np.empty(N, dtype=np.int32)
     qidx_arr = np.empty(N, dtype=np.intp)
     qstart_arr = np.empty(N + 1, dtype=np.intp)
-    pair_arr = np.zeros(N, dtype=np.int32)
     cdef int32_t[::1] ep = endpoint_arr, qu = queue_arr, pr = pair_arr
     cdef intp_t[::1] qi = qidx_arr, qs = qstart_arr
     with nogil:
-        if checked or valid_c(&c, owner.shape[0], replica_count):
+        if given:
+            nqueues = queues_given_c(&c, &inst[0] if N else NULL, &ep[0] if N else NULL,
+                                     &qu[0] if N else NULL, &qi[0] if N else NULL, &qs[0],
+                                     &pr[0] if N else NULL, &M)
+            if nqueues >= 0:
+                nq = qs[nqueues]
+                npairs = pairs_c(&c, ep, qi[:nq], M, pr, &active)
+        elif checked or valid_c(&c, owner.shape[0], replica_count):
             nqueues = queues_c(&c, &inst[0] if N else NULL, owner, from_final,
                                &ep[0] if N else NULL, &qu[0] if N else NULL,
                                &qi[0] if N else NULL, &qs[0])

@@ -15,10 +15,11 @@ def plan(
     target: NDArray[np.int32],  # const int32_t[:, ::1]
     prioritized: bool,  # bint
     member_limit: int,  # int32_t (a value outside [-1, it): TOO_LARGE, which == -1)
+    endpoints: bool = ...,  # bint, default False: also each decision's source endpoint
 ) -> tuple[int, int, int, int, NDArray[np.int32] | None, NDArray[np.int32] | None,
-           NDArray[np.int8] | None, NDArray[np.bool_] | None]: ...
-# (status, which, row, col, cycle-fixed target, (7, N) column block, kind, instant);
-# the arrays are None when status != 0
+           NDArray[np.int8] | None, NDArray[np.bool_] | None, NDArray[np.int32] | None]: ...
+# (status, which, row, col, cycle-fixed target, (7, N) column block, kind, instant,
+# endpoint); the arrays are None when status != 0, endpoint also without endpoints
 def prioritize_columns(
     block: NDArray[np.int32],  # const int32_t[:, :] (7, N), rows contiguous
     kind: NDArray[np.int8],  # const int8_t[::1]

@@ -14,6 +14,7 @@ matching slot, so the number of decisions is bounded by the number of mismatchin
 Rows are handled as padded 8-slot working rows (``hzfast._rows``).
 """
 import numpy as np
+cimport numpy as cnp
 
 from libc.stdlib cimport calloc, free, malloc
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
@@ -26,7 +27,10 @@ from hzfast._cycles cimport fix_row, row_is_cyclic
 from hzfast.migration._decisions cimport (Columns, columns_of, is_instant, kind_of, K_REMOVE,
                                          K_COPY, K_ASSIGN_LOST_OWNER, K_SHIFT_UP, K_MOVE,
                                          K_SHIFT_DOWN, K_SHIFT_UP_SOURCE_DROPPED,
-                                         K_SHIFT_UP_SHIFT_DOWN, N_COLUMNS)
+                                         K_SHIFT_UP_SHIFT_DOWN, N_COLUMNS, endpoint_of,
+                                         owner_after_fields)
+
+cnp.import_array()
 
 
 
@@ -34,11 +38,13 @@ cdef extern from *:
     """
     #include "_rows.h"
 
-    /* Output columns of the planner (one row per decision). */
+    /* Output columns of the planner (one row per decision); ep: each decision's source
+       endpoint for the executor (NULL: not wanted). */
     typedef struct {
         int32_t *pid, *src, *sci, *sni, *dst, *dci, *dni;
         int8_t *kind;
         uint8_t *inst;
+        int32_t *ep;
     } hz_out;
 
     /* One row's decisions in output order. Members are named by where they sit in the
@@ -47,7 +53,7 @@ cdef extern from *:
     typedef struct {
         int n;
         uint8_t revert;      /* target slots the cycle fix gave back to the current member */
-        uint8_t src[8], dst[8], inst[8];
+        uint8_t src[8], dst[8], inst[8], ep[8];
         int8_t sci[8], sni[8], dci[8], dni[8], kind[8];
     } hz_pattern;
 
@@ -75,6 +81,9 @@ cdef extern from *:
             o->kind[n + q] = pt->kind[q];
             o->inst[n + q] = pt->inst[q];
         }
+        if (o->ep != NULL)
+            for (int q = 0; q < cnt; q++)
+                o->ep[n + q] = pair[pt->ep[q]];
     }
 
     /* Target-row check and equality pattern of a (current, target) pair of working rows
@@ -143,12 +152,14 @@ cdef extern from *:
         int32_t* dni
         int8_t* kind
         uint8_t* inst
+        int32_t* ep
     ctypedef struct Pattern "hz_pattern":
         int n
         uint8_t revert
         uint8_t src[8]
         uint8_t dst[8]
         uint8_t inst[8]
+        uint8_t ep[8]
         int8_t sci[8]
         int8_t sni[8]
         int8_t dci[8]
@@ -205,7 +216,7 @@ cdef inline void decisions_init(Decisions* d) noexcept nogil:
     d.n = 0
     d.out.pid = d.pid; d.out.src = d.src; d.out.sci = d.sci; d.out.sni = d.sni
     d.out.dst = d.dst; d.out.dci = d.dci; d.out.dni = d.dni
-    d.out.kind = d.kind; d.out.inst = d.inst
+    d.out.kind = d.kind; d.out.inst = d.inst; d.out.ep = NULL
 
 
 cdef inline int emit(Decisions* d, int32_t src, int32_t sci, int32_t sni,
@@ -428,14 +439,15 @@ cdef int plan_pattern(const int32_t* pair, int R, bint prioritized,
     cdef Decisions d
     cdef intp_t order[DEC_CAP]
     cdef intp_t q, m, nq
-    cdef int i, first, code_s, code_d
+    cdef int i, first, code_s, code_d, code_e
+    cdef int32_t owner
     cdef const int32_t* cw = pair
     for i in range(DEC_CAP):
         tw[i] = pair[DEC_CAP + i]
         # unused entries stay harmless (member codes in range)
         out.src[i] = CODE_NONE; out.dst[i] = CODE_NONE
         out.sci[i] = -1; out.sni[i] = -1; out.dci[i] = -1; out.dni[i] = -1
-        out.kind[i] = 0; out.inst[i] = 0
+        out.kind[i] = 0; out.inst[i] = 0; out.ep[i] = CODE_NONE
     out.revert = 0
     if fix_row(cw, tw, DEC_CAP):
         for i in range(R):
@@ -477,6 +489,18 @@ cdef int plan_pattern(const int32_t* pair, int R, bint prioritized,
         out.dni[q] = <int8_t>d.dni[m]
         out.kind[q] = d.kind[m]
         out.inst[q] = is_instant(d.kind[m])
+    # each decision's source endpoint for the executor: slot 0 walked through the
+    # decisions in output order, from the current row's owner (as the executor's own
+    # preparation walks it; docs/design.md section 11)
+    owner = cw[0]
+    for q in range(d.n):
+        m = order[q]
+        code_e = member_code(pair, endpoint_of(d.src[m], d.sci[m], d.kind[m], owner))
+        if code_e < 0:
+            return -1
+        out.ep[q] = <uint8_t>code_e
+        owner = owner_after_fields(d.src[m], d.sci[m], d.sni[m], d.dst[m], d.dci[m],
+                                   d.dni[m], owner)
     out.n = d.n
     return 0
 
@@ -555,6 +579,8 @@ cdef intp_t plan_rows(const int32_t[:, ::1] cur, const int32_t[:, ::1] tgt,
                     K_ASSIGN_LOST_OWNER if last == 0 else K_COPY)
             else:
                 put(o, n, p, s, last, -1, t, -1, last, K_MOVE)
+            if o.ep != NULL:          # (the row's only decision: slot 0 is cw[0])
+                o.ep[n] = endpoint_of(o.src[n], o.sci[n], o.kind[n], cw[0])
             n += 1
             continue
         slot = cache_slot(C, key)
@@ -582,13 +608,14 @@ cdef intp_t plan_rows(const int32_t[:, ::1] cur, const int32_t[:, ::1] tgt,
 
 cdef intp_t plan_c(const int32_t[:, ::1] cur, const int32_t[:, ::1] tgt, int32_t* fixed,
                    bint prioritized, intp_t capacity, int32_t* o_cols, int8_t* o_kind,
-                   uint8_t* o_inst, int32_t limit, int* status, intp_t* which, intp_t* bad_row,
-                   intp_t* bad_col) noexcept nogil:
+                   uint8_t* o_inst, int32_t* o_ep, int32_t limit, int* status,
+                   intp_t* which, intp_t* bad_row, intp_t* bad_col) noexcept nogil:
     """The whole-table planner, validating each row as it goes (one pass).
 
     ``fixed`` ((P, R), uninitialised on entry) holds the cycle-fixed target on return.
     The output columns (``o_cols``: the (7, capacity + DEC_CAP) block, row-major;
-    ``o_kind``, ``o_inst``) have ``capacity + DEC_CAP`` entries; ``capacity`` bounds the
+    ``o_kind``, ``o_inst``, and ``o_ep`` unless NULL: each decision's source endpoint for
+    the executor) have ``capacity + DEC_CAP`` entries; ``capacity`` bounds the
     decisions (checked before every write). Returns the number of decisions written. On
     invalid input returns -1 with
     ``*status`` (BELOW_MINUS_ONE, TOO_LARGE: a member ``>= limit``, DUPLICATE), ``*which``
@@ -608,7 +635,7 @@ cdef intp_t plan_c(const int32_t[:, ::1] cur, const int32_t[:, ::1] tgt, int32_t
     o.pid = o_cols; o.src = o_cols + width; o.sci = o_cols + 2 * width
     o.sni = o_cols + 3 * width; o.dst = o_cols + 4 * width; o.dci = o_cols + 5 * width
     o.dni = o_cols + 6 * width
-    o.kind = o_kind; o.inst = o_inst
+    o.kind = o_kind; o.inst = o_inst; o.ep = o_ep
     C.keys = <uint64_t*>calloc(CACHE_SIZE, sizeof(uint64_t))
     C.pats = <Pattern*>malloc(CACHE_SIZE * sizeof(Pattern))
     if C.keys == NULL or C.pats == NULL:
@@ -670,16 +697,20 @@ cdef object immutable_buffer(intp_t nbytes, char** data):
 
 
 def plan(const int32_t[:, ::1] current, const int32_t[:, ::1] target, bint prioritized,
-         int32_t member_limit):
+         int32_t member_limit, bint endpoints=False):
     """Validate both tables and run the whole-table planner (one pass).
 
-    Returns ``(status, which, row, col, fixed, columns, kind, instant)``: ``status`` 0 =
-    success, else a validation status for table ``which`` (0 current, 1 target) at
-    ``[row, col]``, or INTERNAL at partition ``row``. ``columns`` is the (7, N) int32
-    block ``[pid, src, sci, sni, dst, dci, dni]`` (rows contiguous), ``kind`` int8 and
-    ``instant`` bool of length N. Members must be ``< member_limit`` (>= 1; TOO_LARGE). Every
-    output array is read-only for good (it rests on a ``bytes`` object). The caller
-    passes private snapshots: the tables are read twice (counting, then planning).
+    Returns ``(status, which, row, col, fixed, columns, kind, instant, endpoint)``:
+    ``status`` 0 = success, else a validation status for table ``which`` (0 current, 1
+    target) at ``[row, col]``, or INTERNAL at partition ``row``. ``columns`` is the (7, N)
+    int32 block ``[pid, src, sci, sni, dst, dci, dni]`` (rows contiguous), ``kind`` int8
+    and ``instant`` bool of length N. Members must be ``< member_limit`` (>= 1;
+    TOO_LARGE). Every output array but ``endpoint`` is read-only for good (it rests on a
+    ``bytes`` object). With ``endpoints``, ``endpoint`` is each decision's source endpoint
+    for the executor (int32, -1 for instant decisions; what
+    :func:`hzfast.migration._executor.prepare` derives from the current table's owner
+    slots), else None. The caller passes private snapshots: the tables are read twice
+    (counting, then planning).
     """
     cdef intp_t P = current.shape[0], R = current.shape[1], n, which = -1, row = -1, col = -1
     cdef int status = S_OK
@@ -697,18 +728,23 @@ def plan(const int32_t[:, ::1] current, const int32_t[:, ::1] target, bint prior
     block_buf = immutable_buffer(N_COLUMNS * width * 4, &b_data)
     kind_buf = immutable_buffer(width, &k_data)
     inst_buf = immutable_buffer(width, &i_data)
+    cdef int32_t* e_data = NULL
+    endpoint = None
+    if endpoints:
+        endpoint = np.empty(width, dtype=np.int32)
+        e_data = <int32_t*>cnp.PyArray_DATA(endpoint)
     with nogil:
         n = plan_c(current, target, <int32_t*>f_data, prioritized, capacity,
-                   <int32_t*>b_data, <int8_t*>k_data, <uint8_t*>i_data, member_limit,
-                   &status, &which, &row, &col)
+                   <int32_t*>b_data, <int8_t*>k_data, <uint8_t*>i_data, e_data,
+                   member_limit, &status, &which, &row, &col)
     if n < 0:
-        return status, which, row, col, None, None, None, None
+        return status, which, row, col, None, None, None, None, None
     fixed = np.frombuffer(fixed_buf, dtype=np.int32, count=P * R).reshape(P, R)
     block = np.frombuffer(block_buf, dtype=np.int32, count=N_COLUMNS * width)
     kind = np.frombuffer(kind_buf, dtype=np.int8, count=width)
     inst = np.frombuffer(inst_buf, dtype=np.bool_, count=width)
     return (S_OK, -1, -1, -1, fixed, block.reshape(N_COLUMNS, width)[:, :n], kind[:n],
-            inst[:n])
+            inst[:n], endpoint[:n] if endpoints else None)
 
 
 def prioritize_columns(const int32_t[:, :] block, const int8_t[::1] kind, bint instant_first):

@@ -32,6 +32,8 @@ from hzfast.migration.plan import MigrationPlan
 
 __all__ = ["Executor"]
 
+_NO_OWNER = np.empty(0, dtype=np.int32)     # the owner column when the planner gave endpoints
+
 _REFUSALS = {
     _executor.ANSWER_IS_INSTANT: "it is an instant decision (never queued)",
     _executor.ANSWER_NOT_HEAD: "an earlier migration of its partition has not finished",
@@ -145,26 +147,27 @@ class Executor:
                     checked=plan.target is not None)
 
     @classmethod
-    def _from_start(cls, plan: MigrationPlan, owner: NDArray[np.int32],
+    def _from_start(cls, plan: MigrationPlan, endpoint: NDArray[np.int32],
                     max_parallel_migrations: int) -> Executor:
-        """The executor of ``plan``, made by :func:`plan_migrations` in the same call from
-        a table whose slot 0 is ``owner`` (int32, one entry per partition; read during this
-        call only): the decisions are not checked again, and the endpoints follow ``owner``
-        forwards rather than the target backwards. For the master's planning step."""
-        if plan.target is None or owner.dtype != np.int32 or owner.ndim != 1 \
-                or owner.shape[0] != plan.target.shape[0]:
-            raise ValueError("_from_start needs a plan with a target and its int32 owner "
-                             "column")
+        """The executor of ``plan`` and the source endpoints the planner made with it
+        (:func:`hzfast.migration.planner._plan_with_endpoints`, in the same call; the array
+        is taken over, not copied): the decisions are not checked again, and no table is
+        read. For the master's planning step."""
+        if plan.target is None or type(endpoint) is not np.ndarray \
+                or endpoint.dtype != np.int32 or endpoint.shape != (len(plan),):
+            raise ValueError("_from_start needs a plan with a target and the int32 endpoints "
+                             "the planner made with it")
         self = object.__new__(cls)
-        self._build(plan, max_parallel_migrations, owner, plan.target.shape[1], False,
-                    checked=True)
+        self._build(plan, max_parallel_migrations, _NO_OWNER, plan.target.shape[1], False,
+                    checked=True, endpoints=endpoint)
         return self
 
     def _build(self, plan: MigrationPlan, limit: int, owner: NDArray[np.int32],
-               replica_count: int, from_final: bool, checked: bool) -> None:
+               replica_count: int, from_final: bool, checked: bool,
+               endpoints: NDArray[np.int32] | None = None) -> None:
         ok, endpoint, queue, qidx, qstart, pair, pairs, members, active = _executor.prepare(
             plan._columns, plan.instant.view(np.uint8), owner, replica_count, from_final,
-            checked)
+            checked, endpoints)
         if not ok:
             raise ValueError("plan does not fit the table (partition, index or member out of "
                              "range)")

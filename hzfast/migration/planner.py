@@ -137,19 +137,35 @@ def plan_migrations(current: TableLike, target: TableLike, *,
     >>> [(m.kind.name, m.source, m.destination) for m in hzfast.plan_migrations(cur, tgt)]
     [('MOVE', 0, 3), ('MOVE', 2, 4)]
     """
+    return _plan(current, target, bool(prioritize), False)[0]
+
+
+def _plan_with_endpoints(current: TableLike, target: TableLike, *, prioritize: bool = True
+                         ) -> tuple[MigrationPlan, NDArray[np.int32]]:
+    """:func:`plan_migrations` and, made in the same pass, each decision's source endpoint
+    for the executor (a fresh int32 array, -1 for instant decisions): what
+    :class:`hzfast.migration.Executor` would derive from ``current``'s owner slots. For
+    the master's planning step (``Executor._from_start``)."""
+    plan, endpoint = _plan(current, target, bool(prioritize), True)
+    assert endpoint is not None
+    return plan, endpoint
+
+
+def _plan(current: TableLike, target: TableLike, prioritize: bool, endpoints: bool
+          ) -> tuple[MigrationPlan, NDArray[np.int32] | None]:
     # private snapshots: the kernel validates and plans what no other thread can change
     a = _check.as_table(current, "current")
     b = _check.as_table(target, "target")
     _check.same_shape(a, b, "current", "target")
     # validation is fused into the planner's single pass
-    status, which, row, col, fixed, block, kind, instant = _planner.plan(
-        a, b, bool(prioritize), _check.MAX_MEMBER_COUNT)
+    status, which, row, col, fixed, block, kind, instant, endpoint = _planner.plan(
+        a, b, prioritize, _check.MAX_MEMBER_COUNT, endpoints)
     if status == _check.INTERNAL:  # pragma: no cover - impossible on validated input
         raise RuntimeError(f"migration planner invariant broken at partition {row}")
     _check.raise_for_status(status, ("current", "target")[which], (a, b)[which], row, col)
     assert fixed is not None and block is not None and kind is not None \
         and instant is not None   # status OK
-    return MigrationPlan._from_kernel(block, kind, instant, fixed, prioritize)
+    return MigrationPlan._from_kernel(block, kind, instant, fixed, prioritize), endpoint
 
 
 # --------------------------------------------------------------- prioritize

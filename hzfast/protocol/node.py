@@ -31,7 +31,7 @@ from hzfast.members import Members
 from hzfast.migration.apply import apply_migrations
 from hzfast.migration.executor import Executor
 from hzfast.migration.plan import MigrationPlan
-from hzfast.migration.planner import plan_migrations
+from hzfast.migration.planner import _plan_with_endpoints
 from hzfast.protocol import _lists, _scan
 from hzfast.protocol import messages as msg
 from hzfast.protocol._build import Builder
@@ -1372,7 +1372,7 @@ class Node:
             self._legacy_plan(dense, target, ids)
             return
         with owned(dense, target):
-            plan = plan_migrations(dense, target)
+            plan, endpoints = _plan_with_endpoints(dense, target)
         if not len(plan):
             return
         instant = np.flatnonzero(plan.instant)
@@ -1380,9 +1380,9 @@ class Node:
             after, self.versions = apply_migrations(dense, self.versions, plan[instant])
             self.replicas = _ids_of(after, ids)
             self._publish_table()
-        # the plan was made from ``dense`` just now: the executor follows its owner slots
-        # forwards without checking the plan against it once more (docs/design.md §11)
-        self._start_run(plan, Executor._from_start(plan, dense[:, 0],
+        # the plan was made from ``dense`` just now, with each decision's source endpoint:
+        # the executor takes those without checking the plan once more (docs/design.md §11)
+        self._start_run(plan, Executor._from_start(plan, endpoints,
                                                    self.config.max_parallel_migrations), ids)
 
     def _start_run(self, plan: MigrationPlan, executor: Executor,

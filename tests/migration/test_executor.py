@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 import hzfast
 from hzfast import MigrationPlan
-from hzfast.migration import Executor
+from hzfast.migration import Executor, _executor
+from hzfast.migration.planner import _plan_with_endpoints
 from hzfast.reference import planning as ref
 
 COLUMNS = ("partition_id", "source", "source_current_index", "source_new_index",
@@ -674,24 +675,67 @@ def test_many_members_from_the_target(random_tables, limit):
 @pytest.mark.parametrize("limit", [1, 3, 10**6])
 @pytest.mark.parametrize("seed", range(4))
 def test_from_start_equals_the_checked_constructor(random_tables, limit, seed):
-    # the master's planning step builds its executor from the owner column of the table it
-    # planned from, without checking the plan again: the same endpoints, the same rounds
+    # the master's planning step builds its executor from the endpoints the planner made
+    # with the plan, without checking the plan again: the same endpoints, the same rounds
     cur, tgt = random_tables(300, 1 + 2 * seed, 9 + 500 * (seed == 3), seed=160 + seed)
-    plan = hzfast.plan_migrations(cur, tgt, prioritize=seed % 2 == 0)
-    fast = Executor._from_start(plan, cur[:, 0], limit)
+    prioritize = seed % 2 == 0
+    plan, endpoints = _plan_with_endpoints(cur, tgt, prioritize=prioritize)
+    assert np.array_equal(plan._columns,
+                          hzfast.plan_migrations(cur, tgt, prioritize=prioritize)._columns)
+    fast = Executor._from_start(plan, endpoints, limit)
     checked = Executor(plan, cur, limit)
     queued = np.flatnonzero(~plan.instant)
     assert [fast.endpoint(int(k)) for k in queued] == \
         [checked.endpoint(int(k)) for k in queued]
+    assert (endpoints[plan.instant] == -1).all()
     assert _rounds_of_ready(fast) == _rounds_of_ready(checked) == \
         _model_rounds(plan, cur, limit)
 
 
-def test_from_start_refuses_a_plan_without_target_or_a_wrong_column(random_tables):
+def test_from_start_refuses_a_plan_without_target_or_wrong_endpoints(random_tables):
     cur, tgt = random_tables(50, 2, 5, seed=3)
-    plan = hzfast.plan_migrations(cur, tgt)
+    plan, endpoints = _plan_with_endpoints(cur, tgt)
     bare = MigrationPlan(*(getattr(plan, c) for c in COLUMNS))
-    for p, owner in ((bare, cur[:, 0]), (plan, cur[:-1, 0]),
-                     (plan, cur[:, 0].astype(np.int64)), (plan, cur)):
+    for p, given in ((bare, endpoints), (plan, endpoints[:-1]),
+                     (plan, endpoints.astype(np.int64)), (plan, endpoints[:, None]),
+                     (plan, endpoints.tolist())):
         with pytest.raises(ValueError, match="_from_start"):
-            Executor._from_start(p, owner, 2)
+            Executor._from_start(p, given, 2)   # type: ignore[arg-type]
+
+
+def test_from_start_refuses_an_endpoint_below_minus_one(random_tables):
+    cur, tgt = random_tables(50, 2, 5, seed=4)
+    plan, endpoints = _plan_with_endpoints(cur, tgt)
+    bad = endpoints.copy()
+    bad[int(np.flatnonzero(~plan.instant)[0])] = -2
+    with pytest.raises(ValueError, match="does not fit"):
+        Executor._from_start(plan, bad, 2)
+
+
+@pytest.mark.parametrize("R", range(1, 8))
+@pytest.mark.parametrize("prioritize", [True, False])
+def test_planner_endpoints_equal_the_executors_own(random_tables, R, prioritize):
+    # the endpoints the planner makes in its pass (cached row patterns and the one-slot
+    # fast path alike) are those the executor derives from the current owner slots
+    kinds: set[bool] = set()
+    for seed, members, hole_p, keep in ((R, R + 1, 0.4, 1.5), (10 + R, 12, 0.2, 0.3),
+                                        (20 + R, 2_000, 0.1, 1.5)):
+        cur, tgt = random_tables(400, R, members, seed=seed, hole_p=hole_p, keep_bias=keep)
+        plan, endpoints = _plan_with_endpoints(cur, tgt, prioritize=prioritize)
+        assert endpoints.dtype == np.int32 and endpoints.shape == (len(plan),)
+        assert np.array_equal(
+            plan._columns, hzfast.plan_migrations(cur, tgt, prioritize=prioritize)._columns)
+        ok, derived, *_ = _executor.prepare(plan._columns, plan.instant.view(np.uint8),
+                                            np.ascontiguousarray(cur[:, 0]), R, False, True)
+        assert ok
+        assert np.array_equal(endpoints, derived)
+        kinds.update(plan.instant.tolist())
+    assert kinds == {True, False}                # instant and queued decisions both seen
+
+
+def test_prepare_takes_given_endpoints_only_for_a_checked_plan(random_tables):
+    cur, tgt = random_tables(50, 3, 6, seed=5)
+    plan, endpoints = _plan_with_endpoints(cur, tgt)
+    with pytest.raises(ValueError, match="checked"):
+        _executor.prepare(plan._columns, plan.instant.view(np.uint8), cur[:, 0], 3, False,
+                          False, endpoints)
