@@ -94,12 +94,12 @@ cdef inline int32_t owner_after_fields(int32_t src, int32_t sci, int32_t sni, in
     return o
 
 
-cdef inline int32_t endpoint_of(int32_t src, int32_t sci, int8_t kind,
+cdef inline int32_t endpoint_of(int32_t src, int32_t sci, bint instant,
                                 int32_t owner) noexcept nogil:
     """The executor's source endpoint of a decision made when slot 0 holds ``owner``
     (docs/design.md section 6): its source when it takes the owner's replica, else the
     owner; -1 for an instant decision (never queued). Cannot fail."""
-    if is_instant(kind):
+    if instant:
         return -1
     return src if sci == 0 else owner
 

@@ -36,7 +36,7 @@ from libc.stdlib cimport calloc, free, malloc, realloc
 
 from hzfast._types cimport int32_t, int64_t, uint8_t, uint64_t, intp_t, S_OK
 from hzfast.migration._decisions cimport (Columns, check_decision, columns_of,
-                                         owner_after_fields)
+                                         endpoint_of, owner_after_fields)
 
 # row states
 cdef enum:
@@ -214,22 +214,15 @@ cdef bint valid_c(const Columns* c, intp_t P, intp_t R) noexcept nogil:
     return bad == 0
 
 
-cdef intp_t queues_c(const Columns* c, const uint8_t* inst, const int32_t[:] owner,
-                     bint from_final, int32_t* endpoint, int32_t* queue, intp_t* qidx,
-                     intp_t* qstart) noexcept nogil:
-    """The queues (``qidx[qstart[q]:qstart[q + 1]]`` = queue q's plan rows in order, one
-    queue per run of equal partition ids that has a queued row; ``queue[k]`` = q) and each
-    queued row's endpoint: its source when ``sci == 0``, else the partition's owner with the
-    partition's earlier decisions applied (instant rows: -1 in both). ``owner`` is slot 0 of
+cdef void endpoints_c(const Columns* c, const uint8_t* inst, const int32_t[:] owner,
+                      bint from_final, int32_t* endpoint) noexcept nogil:
+    """Each row's source endpoint (``_decisions.endpoint_of``; instant rows -1): the
+    partition's owner slot walked through its earlier decisions. ``owner`` is slot 0 of
     the initial table, or of the final one when ``from_final`` (each run is then undone on
-    slot 0 first). The decisions passed :func:`valid_c`. Returns the number of queues.
-    Never raises."""
-    cdef intp_t N = c.n, k, a = 0, b, nq = 0, nqueues = 0
+    slot 0 first). The decisions passed :func:`valid_c`. Never raises."""
+    cdef intp_t N = c.n, k, a = 0, b
     cdef const int32_t* pid = c.pid
-    cdef const int32_t* src = c.src
-    cdef const int32_t* sci = c.sci
     cdef int32_t p, o
-    qstart[0] = 0
     while a < N:
         p = pid[a]
         b = a + 1
@@ -240,29 +233,20 @@ cdef intp_t queues_c(const Columns* c, const uint8_t* inst, const int32_t[:] own
             for k in range(b - 1, a - 1, -1):
                 o = owner_before(c, k, o)
         for k in range(a, b):
-            if inst[k]:
-                endpoint[k] = -1
-                queue[k] = -1
-            else:
-                endpoint[k] = src[k] if sci[k] == 0 else o
-                queue[k] = <int32_t>nqueues
-                qidx[nq] = k
-                nq += 1
+            endpoint[k] = endpoint_of(c.src[k], c.sci[k], inst[k], o)
             o = owner_after(c, k, o)
-        if nq > qstart[nqueues]:
-            nqueues += 1
-            qstart[nqueues] = nq
         a = b
-    return nqueues
 
 
-cdef intp_t queues_given_c(const Columns* c, const uint8_t* inst, const int32_t* endpoint,
-                          int32_t* queue, intp_t* qidx, intp_t* qstart, int32_t* pair,
-                          intp_t* members) noexcept nogil:
-    """:func:`queues_c` for endpoints the planner gave (``endpoint``: -1 for instant rows),
-    in one pass that also zeroes ``pair`` for instant rows and sets ``members[0]`` to one
-    more than every destination and endpoint of a queued row. Returns the number of
-    queues, or -1 when an endpoint of a queued row is below -1. Never raises."""
+cdef intp_t queues_c(const Columns* c, const uint8_t* inst, const int32_t* endpoint,
+                     int32_t* queue, intp_t* qidx, intp_t* qstart, int32_t* pair,
+                     intp_t* members) noexcept nogil:
+    """The queues (``qidx[qstart[q]:qstart[q + 1]]`` = queue q's plan rows in order, one
+    queue per run of equal partition ids that has a queued row; ``queue[k]`` = q, -1 for
+    instant rows), in one pass that also zeroes ``pair`` for instant rows and sets
+    ``members[0]`` to one more than every destination and endpoint of a queued row.
+    Returns the number of queues, or -1 when an endpoint of a queued row is below -1 (a
+    table slot below -1). Never raises."""
     cdef intp_t N = c.n, k, nq = 0, nqueues = 0, M = 0
     cdef const int32_t* pid = c.pid
     cdef const int32_t* dst = c.dst
@@ -392,7 +376,7 @@ def prepare(const int32_t[:, :] columns, const uint8_t[::1] inst, const int32_t[
     copied, so it must be private to the caller); ``owner`` and ``from_final`` are then
     not read, and ``checked`` must be True."""
     cdef Columns c = columns_of(columns)
-    cdef intp_t N = c.n, nqueues = -1, nq = 0, npairs = 0, M = 0, active = 0, i, k
+    cdef intp_t N = c.n, nqueues = -1, nq = 0, npairs = 0, M = 0, active = 0
     if inst.shape[0] != N:
         raise ValueError(f"inst has {inst.shape[0]} flags for {N} decisions")
     cdef bint given = endpoints is not None
@@ -403,34 +387,24 @@ def prepare(const int32_t[:, :] columns, const uint8_t[::1] inst, const int32_t[
                 or endpoints.shape != (N,) or not endpoints.flags.c_contiguous:
             raise ValueError(f"endpoints must be a C-contiguous int32 array of {N} entries")
         endpoint_arr = endpoints
-        pair_arr = np.empty(N, dtype=np.int32)          # queues_given_c zeroes instants
     else:
-        endpoint_arr = np.empty(N, dtype=np.int32)      # queues_c writes every row
-        pair_arr = np.zeros(N, dtype=np.int32)
+        endpoint_arr = np.empty(N, dtype=np.int32)      # endpoints_c writes every row
+    pair_arr = np.empty(N, dtype=np.int32)              # queues_c zeroes instant rows
     queue_arr = np.empty(N, dtype=np.int32)
     qidx_arr = np.empty(N, dtype=np.intp)
     qstart_arr = np.empty(N + 1, dtype=np.intp)
     cdef int32_t[::1] ep = endpoint_arr, qu = queue_arr, pr = pair_arr
     cdef intp_t[::1] qi = qidx_arr, qs = qstart_arr
     with nogil:
-        if given:
-            nqueues = queues_given_c(&c, &inst[0] if N else NULL, &ep[0] if N else NULL,
-                                     &qu[0] if N else NULL, &qi[0] if N else NULL, &qs[0],
-                                     &pr[0] if N else NULL, &M)
+        if checked or valid_c(&c, owner.shape[0], replica_count):   # (given: checked)
+            if not given:
+                endpoints_c(&c, &inst[0] if N else NULL, owner, from_final,
+                            &ep[0] if N else NULL)
+            nqueues = queues_c(&c, &inst[0] if N else NULL, &ep[0] if N else NULL,
+                               &qu[0] if N else NULL, &qi[0] if N else NULL, &qs[0],
+                               &pr[0] if N else NULL, &M)
             if nqueues >= 0:
                 nq = qs[nqueues]
-                npairs = pairs_c(&c, ep, qi[:nq], M, pr, &active)
-        elif checked or valid_c(&c, owner.shape[0], replica_count):
-            nqueues = queues_c(&c, &inst[0] if N else NULL, owner, from_final,
-                               &ep[0] if N else NULL, &qu[0] if N else NULL,
-                               &qi[0] if N else NULL, &qs[0])
-            nq = qs[nqueues]
-            for i in range(nq):
-                k = qi[i]
-                M = max(M, c.dst[k] + 1, ep[k] + 1)
-                if ep[k] < -1:                 # a table slot below -1 (tables are checked)
-                    nqueues = -1
-            if nqueues >= 0:
                 npairs = pairs_c(&c, ep, qi[:nq], M, pr, &active)
     if nqueues < 0:
         return False, None, None, None, None, None, 0, 0, 0

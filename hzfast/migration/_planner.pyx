@@ -495,7 +495,7 @@ cdef int plan_pattern(const int32_t* pair, int R, bint prioritized,
     owner = cw[0]
     for q in range(d.n):
         m = order[q]
-        code_e = member_code(pair, endpoint_of(d.src[m], d.sci[m], d.kind[m], owner))
+        code_e = member_code(pair, endpoint_of(d.src[m], d.sci[m], is_instant(d.kind[m]), owner))
         if code_e < 0:
             return -1
         out.ep[q] = <uint8_t>code_e
@@ -580,7 +580,7 @@ cdef intp_t plan_rows(const int32_t[:, ::1] cur, const int32_t[:, ::1] tgt,
             else:
                 put(o, n, p, s, last, -1, t, -1, last, K_MOVE)
             if o.ep != NULL:          # (the row's only decision: slot 0 is cw[0])
-                o.ep[n] = endpoint_of(o.src[n], o.sci[n], o.kind[n], cw[0])
+                o.ep[n] = endpoint_of(o.src[n], o.sci[n], o.inst[n], cw[0])
             n += 1
             continue
         slot = cache_slot(C, key)

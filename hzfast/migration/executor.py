@@ -151,12 +151,10 @@ class Executor:
                     max_parallel_migrations: int) -> Executor:
         """The executor of ``plan`` and the source endpoints the planner made with it
         (:func:`hzfast.migration.planner._plan_with_endpoints`, in the same call; the array
-        is taken over, not copied): the decisions are not checked again, and no table is
-        read. For the master's planning step."""
-        if plan.target is None or type(endpoint) is not np.ndarray \
-                or endpoint.dtype != np.int32 or endpoint.shape != (len(plan),):
-            raise ValueError("_from_start needs a plan with a target and the int32 endpoints "
-                             "the planner made with it")
+        is taken over, not copied; the kernel checks its type and shape): the decisions are
+        not checked again, and no table is read. For the master's planning step."""
+        if plan.target is None:
+            raise ValueError("_from_start needs a plan with a target (one the planner made)")
         self = object.__new__(cls)
         self._build(plan, max_parallel_migrations, _NO_OWNER, plan.target.shape[1], False,
                     checked=True, endpoints=endpoint)

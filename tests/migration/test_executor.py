@@ -696,11 +696,12 @@ def test_from_start_refuses_a_plan_without_target_or_wrong_endpoints(random_tabl
     cur, tgt = random_tables(50, 2, 5, seed=3)
     plan, endpoints = _plan_with_endpoints(cur, tgt)
     bare = MigrationPlan(*(getattr(plan, c) for c in COLUMNS))
-    for p, given in ((bare, endpoints), (plan, endpoints[:-1]),
-                     (plan, endpoints.astype(np.int64)), (plan, endpoints[:, None]),
-                     (plan, endpoints.tolist())):
-        with pytest.raises(ValueError, match="_from_start"):
-            Executor._from_start(p, given, 2)   # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="_from_start needs a plan with a target"):
+        Executor._from_start(bare, endpoints, 2)
+    for given in (endpoints[:-1], endpoints.astype(np.int64), endpoints[:, None],
+                  endpoints.tolist(), endpoints.repeat(2)[::2]):
+        with pytest.raises(ValueError, match="endpoints must be a C-contiguous int32 array"):
+            Executor._from_start(plan, given, 2)   # type: ignore[arg-type]
 
 
 def test_from_start_refuses_an_endpoint_below_minus_one(random_tables):
