@@ -40,12 +40,13 @@ cdef class Simulation:
     cdef public list trace
     cdef public Py_ssize_t events
     cdef public object part_of
+    cdef public dict keys_of
     cdef public dict pending
     cdef public dict acked
-    cdef public set attempted
+    cdef public dict attempted
     cdef public dict crash_count
-    cdef public set lost_by_clear
-    cdef public set expected_lost
+    cdef public dict lost_by_clear
+    cdef public dict expected_lost
     cdef public Py_ssize_t write_batches
     cdef public dict write_tries
     cdef public object write_window
@@ -71,3 +72,4 @@ cdef class Simulation:
 
 
 cpdef _randint(rng, lo, hi)
+cpdef list _bits(mask)

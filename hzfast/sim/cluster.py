@@ -181,8 +181,11 @@ class Simulation:
         self.view_no = 0
         self.seen_view: dict[int, int] = {}
         self.next_id = 1
-        self.store: dict[int, dict[int, set[int]]] = {}
-        self.staged: dict[int, dict[tuple[int, int], set[int]]] = {}
+        # replica data: per member, per partition, a bit mask over the partition's keys
+        # (bit i = ``keys_of[p][i]``); the same for the staged copies, the pending and
+        # acknowledged writes (docs/design.md §12: masks, not sets of keys)
+        self.store: dict[int, dict[int, int]] = {}
+        self.staged: dict[int, dict[tuple[int, int], int]] = {}
         self.timer_tok: dict[tuple[int, Hashable], int] = {}
         self.last_versions: dict[int, NDArray[np.int32]] = {}
         self.committed: set[tuple[int, int]] = set()
@@ -197,17 +200,20 @@ class Simulation:
         keys = np.arange(entries, dtype=np.int64)
         pid = partition_ids(keys, partitions) if entries else np.zeros(0, np.int32)
         self.part_of = pid
-        self.pending: dict[int, set[int]] = {}
+        self.keys_of: dict[int, list[int]] = {}      # a partition's keys, ascending
+        self.pending: dict[int, int] = {}
         if entries:                                  # keys grouped by partition, at once
             order = np.argsort(pid, kind="stable")
             cuts = np.flatnonzero(np.diff(pid[order])) + 1
             for group in np.split(keys[order], cuts):
-                self.pending[int(pid[group[0]])] = set(group.tolist())
-        self.acked: dict[int, set[int]] = {}
-        self.attempted: set[int] = set()
-        self.crash_count: dict[int, int] = {}
-        self.lost_by_clear: set[int] = set()
-        self.expected_lost: set[int] = set()
+                p = int(pid[group[0]])
+                self.keys_of[p] = group.tolist()
+                self.pending[p] = (1 << int(len(group))) - 1   # (a Python int: no C shift)
+        self.acked: dict[int, int] = {}
+        self.attempted: dict[int, int] = {}
+        self.crash_count: dict[int, int] = {}        # per key
+        self.lost_by_clear: dict[int, int] = {}      # masks, per partition
+        self.expected_lost: dict[int, int] = {}
         self.write_batches = 0
         self.write_tries: dict[int, int] = {}
         self.write_window = write_window
@@ -428,20 +434,20 @@ class Simulation:
                     top, best = v, node.replicas[p]
         return best
 
-    def _stable(self, p: int, held: set[int], row: NDArray[np.int32] | None) -> set[int]:
-        """The entries of ``held`` that every member at the committed data slots of
-        partition ``p`` (``backup_count + 1`` of them, all live) holds: the ones a crash
-        or a clear cannot be the last copy of. One set intersection per slot."""
+    def _stable(self, p: int, held: int, row: NDArray[np.int32] | None) -> int:
+        """The entries of ``held`` (a mask) that every member at the committed data slots
+        of partition ``p`` (``backup_count + 1`` of them, all live) holds: the ones a crash
+        or a clear cannot be the last copy of. One mask intersection per slot."""
         if row is None or not held:
-            return set()
+            return 0
         nodes, store = self.nodes, self.store
         out = held
         for s in row[:self.bc + 1].tolist():
-            data = store[s].get(p) if s >= 0 and s in nodes else None
+            data = store[s].get(p, 0) if s >= 0 and s in nodes else 0
             if not data:
-                return set()
-            out = out & data
-        return out if out is not held else set(held)
+                return 0
+            out &= data
+        return out
 
     def _ghost_crash(self, m: int) -> None:
         """Before member m's data vanishes: count a holder crash for every entry it held."""
@@ -452,8 +458,10 @@ class Simulation:
                 continue
             held = data & acked
             stable = self._stable(p, held, self._committed_row(p))
-            for e in held:
-                cc[e] = 1 if e in stable else cc.get(e, 0) + 1
+            keys = self.keys_of[p]
+            for i in _bits(held):
+                e = keys[i]
+                cc[e] = 1 if stable >> i & 1 else cc.get(e, 0) + 1
 
     def _clear(self, m: int, p: int) -> None:
         data = self.store[m].get(p)
@@ -465,15 +473,19 @@ class Simulation:
             full = self.bc + 1
             held = data & acked
             cc = self.crash_count
-            for e in self._stable(p, held, self._committed_row(p)):
-                cc[e] = 0
-            others: set[int] = set()
+            keys = self.keys_of[p]
+            for i in _bits(self._stable(p, held, self._committed_row(p))):
+                cc[keys[i]] = 0
+            others = 0
             for o in self.nodes:
                 if o != m:
-                    others.update(self.store[o].get(p, ()))
-            for e in held - others:
-                if cc.get(e, 0) < full:
-                    self.lost_by_clear.add(e)      # a clear, not crashes, dropped the last copy
+                    others |= self.store[o].get(p, 0)
+            dropped = 0
+            for i in _bits(held & ~others):
+                if cc.get(keys[i], 0) < full:
+                    dropped |= 1 << i          # a clear, not crashes, dropped the last copy
+            if dropped:
+                self.lost_by_clear[p] = self.lost_by_clear.get(p, 0) | dropped
         del self.store[m][p]
 
     def _effect(self, mid: int, e: Effect) -> None:
@@ -483,7 +495,7 @@ class Simulation:
         ok = True
         st = self.store[mid]
         if kind in ("copy", "sync"):
-            snap = set(st.get(p, ()))
+            snap = st.get(p, 0)                  # (an int: a snapshot as it is)
             to = e.to
             d = _randint(self.rng, 1, self.fp.max_delay) if self.faulty else 1
             if self.faulty and self.fp.drop and self.rng.random() < self.fp.drop:
@@ -504,7 +516,7 @@ class Simulation:
                 if data is None:
                     self._violation(f"m{mid} commits {x} without the data")
                 else:
-                    st.setdefault(p, set()).update(data)
+                    st[p] = st.get(p, 0) | data
             elif p in st:
                 self._clear(mid, p)
         elif kind == "discard":
@@ -519,19 +531,20 @@ class Simulation:
         self._push(self.now + 1, "done", (mid, e.id, ok))
 
     def _arrive(self, src: int, to: int, kind: str, p: int, x: msg.MigrationInfo | None,
-                snap: set[int], eid: int) -> None:
+                snap: int, eid: int) -> None:
         ok = to in self.nodes and src in self.nodes     # a crash cuts transfers in flight
         if ok:
             if kind == "copy":
                 assert x is not None
                 self.staged[to][x.id] = snap
             else:
-                self.store[to].setdefault(p, set()).update(snap)
+                st = self.store[to]
+                st[p] = st.get(p, 0) | snap
         self._push(self.now + 1, "done", (src, eid, ok))
 
     def _write(self, p: int) -> None:
-        keys = self.pending.get(p)
-        if not keys:
+        batch = self.pending.get(p)                   # all the partition's keys not acked yet
+        if not batch:
             return
         rng = self.rng
         self.write_batches += 1
@@ -544,8 +557,7 @@ class Simulation:
             return
         view = self.nodes[live[_randint(rng, 0, len(live) - 1)]]   # the client's cached table
         owner = view.replicas.item(p, 0)
-        batch = keys                                  # (pending[p]: replaced, never changed)
-        self.attempted |= batch
+        self.attempted[p] = self.attempted.get(p, 0) | batch
         if owner < 0 or owner not in self.nodes or (
                 self.faulty and self.fp.drop and rng.random() < self.fp.drop):
             self._push(retry, "write", p)
@@ -554,7 +566,8 @@ class Simulation:
         if not node.accepts_writes(p):
             self._push(retry, "write", p)
             return
-        self.store[owner].setdefault(p, set()).update(batch)
+        st = self.store[owner]
+        st[p] = st.get(p, 0) | batch
         ok = True
         drop = self.fp.drop if self.faulty else 0.0
         for b in node.backups(p).tolist():
@@ -568,9 +581,10 @@ class Simulation:
             if not bn.initialized or b not in bn.replicas[p, :self.bc + 1].tolist():
                 ok = False
                 continue
-            self.store[b].setdefault(p, set()).update(batch)
+            st = self.store[b]
+            st[p] = st.get(p, 0) | batch
         if ok:
-            self.acked.setdefault(p, set()).update(batch)
+            self.acked[p] = self.acked.get(p, 0) | batch
             del self.pending[p]
         else:
             self._push(retry, "write", p)
@@ -667,7 +681,7 @@ class Simulation:
             elif kind == "sync_start":
                 src, to, p, eid, d = payload
                 if src in self.nodes:
-                    snap = set(self.store[src].get(p, ()))
+                    snap = self.store[src].get(p, 0)
                     self._push(t + d, "arrive", (src, to, "sync", p, None, snap, eid))
             elif kind == "write":
                 self._write(payload)
@@ -725,33 +739,47 @@ class Simulation:
         r.marks = dict(self.marks)
         r.migrations_committed = self.marks.get("master_committed", 0)
         r.faults_injected = dict(self.injected)
-        acked: set[int] = set()
-        for s in self.acked.values():
-            acked |= s
-        read: set[int] = set()
+        # the set check, partition by partition (masks over each partition's keys)
+        read: dict[int, int] = {}
         if self.view:
             master = self.nodes[self.view[0]]
             if master.initialized:
                 for p, o in enumerate(master.replicas[:, 0].tolist()):
                     if o in self.nodes:
-                        read |= self.store[o].get(p, set())
-        lost = acked - read
-        unexpected = read - self.attempted
-        expected = {e for e in lost
-                    if e not in self.lost_by_clear and self.crash_count.get(e, 0) >= self.bc + 1}
-        r.entries_attempted = len(self.attempted)
-        r.entries_acknowledged = len(acked)
-        r.entries_lost = len(lost)
-        r.entries_lost_expected = len(expected)
+                        read[p] = self.store[o].get(p, 0)
+        cc, full = self.crash_count, self.bc + 1
+        n_lost = n_expected = n_unexpected = 0
+        expected: dict[int, int] = {}
+        bad: list[int] = []
+        for p, a in self.acked.items():
+            lost = a & ~read.get(p, 0)
+            if not lost:
+                continue
+            n_lost += lost.bit_count()
+            keys, by_clear, e_p = self.keys_of[p], self.lost_by_clear.get(p, 0), 0
+            for i in _bits(lost):
+                if not by_clear >> i & 1 and cc.get(keys[i], 0) >= full:
+                    e_p |= 1 << i
+                else:
+                    bad.append(keys[i])
+            if e_p:
+                expected[p] = e_p
+                n_expected += e_p.bit_count()
+        for p, d in read.items():
+            n_unexpected += (d & ~self.attempted.get(p, 0)).bit_count()
+        r.entries_attempted = sum(m.bit_count() for m in self.attempted.values())
+        r.entries_acknowledged = sum(m.bit_count() for m in self.acked.values())
+        r.entries_lost = n_lost
+        r.entries_lost_expected = n_expected
         self.expected_lost = expected
-        r.entries_unexpected = len(unexpected)
-        bad = sorted(lost - expected)
+        r.entries_unexpected = n_unexpected
+        bad.sort()
         if bad:
             self._violation(f"{len(bad)} acknowledged entries lost with fewer than "
                             f"{self.bc + 1} of their holders crashed (e.g. keys {bad[:5]}, "
                             f"partitions {sorted({int(self.part_of[k]) for k in bad[:5]})})")
-        if unexpected:
-            self._violation(f"{len(unexpected)} entries read that were never written")
+        if n_unexpected:
+            self._violation(f"{n_unexpected} entries read that were never written")
         if converged:
             self._final_checks()
         r.violations = list(self.violations)
@@ -774,20 +802,31 @@ class Simulation:
             if not self.acked.get(p):
                 continue
             row = rows[p]
-            owner = self.store[row[0]].get(p, set()) if row[0] in self.nodes else set()
+            owner = self.store[row[0]].get(p, 0) if row[0] in self.nodes else 0
             for b in row[1:]:          # anti-entropy: backups take what the owner has
                 if b in self.nodes:
-                    self.store[b].setdefault(p, set()).update(owner)
+                    st = self.store[b]
+                    st[p] = st.get(p, 0) | owner
             holders = sorted(m for m in self.nodes if self.store[m].get(p))
-            if not holders and not (self.acked[p] - self.expected_lost):
+            if not holders and not self.acked[p] & ~self.expected_lost.get(p, 0):
                 continue                 # every entry of p was lost with its holders
             if holders != sorted(row):
                 self._violation(f"partition {p}: data on {holders}, replicas {row}")
                 return
             for b in row[1:]:
-                if self.store[b].get(p) != owner:
+                if self.store[b].get(p, 0) != owner:
                     self._violation(f"partition {p}: backup m{b} differs from the owner")
                     return
+
+
+def _bits(mask: int) -> list[int]:
+    """The positions of the set bits of ``mask`` (>= 0), lowest first."""
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return out
 
 
 def _randint(rng: random.Random, lo: int, hi: int) -> int:

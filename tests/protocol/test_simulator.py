@@ -209,3 +209,35 @@ def test_a_source_does_not_keep_a_copy_after_its_move_was_committed() -> None:
         r = sim.run(seed)
         assert r.converged and not r.violations, r.violations
         assert r.entries_lost == r.entries_lost_expected
+
+
+def test_bits_lists_every_set_bit_lowest_first() -> None:
+    from hzfast.sim.cluster import _bits
+    assert _bits(0) == []
+    assert _bits(0b1011) == [0, 1, 3]
+    wide = (1 << 400) | (1 << 64) | (1 << 63) | 1          # past one machine word
+    assert _bits(wide) == [0, 63, 64, 400]
+    assert _bits((1 << 1000) - 1) == list(range(1000))
+
+
+@pytest.mark.parametrize("partitions, entries", [(3, 1_000), (271, 10_000), (1, 70)])
+def test_the_data_masks_cover_each_partitions_keys(partitions: int, entries: int) -> None:
+    # replica data are bit masks over each partition's keys (docs/design.md §12); a
+    # partition can hold far more than 64 keys, so the masks must be Python ints
+    import numpy as np
+
+    from hzfast import partition_ids
+    from hzfast.sim.cluster import Simulation
+    s = Simulation(0, members=2, partitions=partitions, entries=entries, faults="none")
+    pid = partition_ids(np.arange(entries, dtype=np.int64), partitions)
+    assert sorted(s.keys_of) == sorted(set(pid.tolist()))
+    for p, keys in s.keys_of.items():
+        assert keys == np.flatnonzero(pid == p).tolist()
+        assert s.pending[p] == (1 << len(keys)) - 1
+    assert sum(m.bit_count() for m in s.pending.values()) == entries
+    r = s.run()
+    assert r.converged and not r.violations
+    assert r.entries_acknowledged == r.entries_attempted == entries and r.entries_lost == 0
+    for p, keys in s.keys_of.items():            # owner and backup hold every key
+        assert sorted(m for m in s.nodes if s.store[m].get(p)) == sorted(s.nodes)
+        assert all(s.store[m][p] == (1 << len(keys)) - 1 for m in s.nodes)
