@@ -44,7 +44,7 @@ cdef class Simulation:
     cdef public dict pending
     cdef public dict acked
     cdef public dict attempted
-    cdef public dict crash_count
+    cdef public dict crashes
     cdef public dict lost_by_clear
     cdef public dict expected_lost
     cdef public Py_ssize_t write_batches
@@ -73,3 +73,5 @@ cdef class Simulation:
 
 cpdef _randint(rng, lo, hi)
 cpdef list _bits(mask)
+cpdef _count_crash(list levels, held, first)
+cpdef _forget(list levels, mask)

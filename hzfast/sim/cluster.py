@@ -8,11 +8,11 @@ seed replays the same run event for event. See docs/design.md §12 for the model
 from __future__ import annotations
 
 import gc
-import heapq
 import random
 from collections import Counter, deque
 from collections.abc import Hashable
 from dataclasses import dataclass, field
+from heapq import heappop, heappush
 from typing import Any
 
 import numpy as np
@@ -211,7 +211,10 @@ class Simulation:
                 self.pending[p] = (1 << int(len(group))) - 1   # (a Python int: no C shift)
         self.acked: dict[int, int] = {}
         self.attempted: dict[int, int] = {}
-        self.crash_count: dict[int, int] = {}        # per key
+        # holder crashes counted per entry, as masks per partition in a thermometer code:
+        # crashes[p][j] has the bit of every entry of p counted at least j + 1 times;
+        # only "at least backup_count + 1" matters, so the count stops there
+        self.crashes: dict[int, list[int]] = {}
         self.lost_by_clear: dict[int, int] = {}      # masks, per partition
         self.expected_lost: dict[int, int] = {}
         self.write_batches = 0
@@ -235,7 +238,7 @@ class Simulation:
         self.seq += 1
         key = (t << _SEQ_BITS) | self.seq
         self.queued[key] = (kind, payload)
-        heapq.heappush(self.heap, key)
+        heappush(self.heap, key)
 
     def _new_member(self) -> int:
         mid = self.next_id
@@ -449,19 +452,23 @@ class Simulation:
             out &= data
         return out
 
+    def _crash_levels(self, p: int) -> list[int]:
+        """Partition ``p``'s crash counts (see ``crashes``), made on first use."""
+        levels = self.crashes.get(p)
+        if levels is None:
+            levels = self.crashes[p] = [0] * (self.bc + 1)
+        return levels
+
     def _ghost_crash(self, m: int) -> None:
-        """Before member m's data vanishes: count a holder crash for every entry it held."""
-        cc = self.crash_count
+        """Before member m's data vanishes: count a holder crash for every entry it held
+        (an entry every committed data slot held counts this as its first)."""
         for p, data in self.store[m].items():
             acked = self.acked.get(p)
             if not data or not acked:
                 continue
             held = data & acked
-            stable = self._stable(p, held, self._committed_row(p))
-            keys = self.keys_of[p]
-            for i in _bits(held):
-                e = keys[i]
-                cc[e] = 1 if stable >> i & 1 else cc.get(e, 0) + 1
+            _count_crash(self._crash_levels(p), held,
+                         self._stable(p, held, self._committed_row(p)))
 
     def _clear(self, m: int, p: int) -> None:
         data = self.store[m].get(p)
@@ -472,18 +479,16 @@ class Simulation:
         if acked:
             full = self.bc + 1
             held = data & acked
-            cc = self.crash_count
-            keys = self.keys_of[p]
-            for i in _bits(self._stable(p, held, self._committed_row(p))):
-                cc[keys[i]] = 0
+            levels = self._crash_levels(p)
+            stable = self._stable(p, held, self._committed_row(p))
+            if stable:                           # safe again: their counts start over
+                _forget(levels, stable)
             others = 0
             for o in self.nodes:
                 if o != m:
                     others |= self.store[o].get(p, 0)
-            dropped = 0
-            for i in _bits(held & ~others):
-                if cc.get(keys[i], 0) < full:
-                    dropped |= 1 << i          # a clear, not crashes, dropped the last copy
+            # a clear, not crashes, dropped the last copy
+            dropped = held & ~others & ~levels[full - 1]
             if dropped:
                 self.lost_by_clear[p] = self.lost_by_clear.get(p, 0) | dropped
         del self.store[m][p]
@@ -655,7 +660,7 @@ class Simulation:
         for _ in range(5_000_000):
             if not heap:
                 break
-            key = heapq.heappop(heap)
+            key = heappop(heap)
             t = key >> _SEQ_BITS
             kind, payload = queued.pop(key)
             if t > end:
@@ -747,7 +752,7 @@ class Simulation:
                 for p, o in enumerate(master.replicas[:, 0].tolist()):
                     if o in self.nodes:
                         read[p] = self.store[o].get(p, 0)
-        cc, full = self.crash_count, self.bc + 1
+        full = self.bc + 1
         n_lost = n_expected = n_unexpected = 0
         expected: dict[int, int] = {}
         bad: list[int] = []
@@ -756,12 +761,10 @@ class Simulation:
             if not lost:
                 continue
             n_lost += lost.bit_count()
-            keys, by_clear, e_p = self.keys_of[p], self.lost_by_clear.get(p, 0), 0
-            for i in _bits(lost):
-                if not by_clear >> i & 1 and cc.get(keys[i], 0) >= full:
-                    e_p |= 1 << i
-                else:
-                    bad.append(keys[i])
+            levels = self.crashes.get(p)
+            e_p = lost & ~self.lost_by_clear.get(p, 0) & (levels[full - 1] if levels else 0)
+            keys = self.keys_of[p]
+            bad.extend(keys[i] for i in _bits(lost & ~e_p))
             if e_p:
                 expected[p] = e_p
                 n_expected += e_p.bit_count()
@@ -817,6 +820,24 @@ class Simulation:
                 if self.store[b].get(p, 0) != owner:
                     self._violation(f"partition {p}: backup m{b} differs from the owner")
                     return
+
+
+def _count_crash(levels: list[int], held: int, first: int) -> None:
+    """One more holder crash for the entries of ``held`` in thermometer-coded counts
+    (``levels[j]``: the entries counted at least ``j + 1`` times; counts stop at
+    ``len(levels)``): the entries of ``first`` (within ``held``) count 1, the others of
+    ``held`` one more than before."""
+    more = held & ~first
+    for j in range(len(levels) - 1, 0, -1):        # from the counts before, top down
+        levels[j] = (levels[j] | levels[j - 1] & more) & ~first
+    levels[0] |= held
+
+
+def _forget(levels: list[int], mask: int) -> None:
+    """The entries of ``mask`` count 0 again (thermometer-coded counts)."""
+    keep = ~mask
+    for j in range(len(levels)):
+        levels[j] &= keep
 
 
 def _bits(mask: int) -> list[int]:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hzfast import sim
 from hzfast.protocol import MARKS
@@ -241,3 +243,28 @@ def test_the_data_masks_cover_each_partitions_keys(partitions: int, entries: int
     for p, keys in s.keys_of.items():            # owner and backup hold every key
         assert sorted(m for m in s.nodes if s.store[m].get(p)) == sorted(s.nodes)
         assert all(s.store[m][p] == (1 << len(keys)) - 1 for m in s.nodes)
+
+
+@given(st.integers(1, 7), st.lists(st.tuples(st.booleans(), st.integers(0, (1 << 70) - 1),
+                                             st.integers(0, (1 << 70) - 1)), max_size=12))
+@settings(max_examples=300, deadline=None)
+def test_the_crash_counts_as_masks_equal_counts_per_entry(
+        full: int, steps: list[tuple[bool, int, int]]) -> None:
+    # the ghost model's holder-crash counts (thermometer-coded masks, docs/design.md §12)
+    # against one counter per entry: a crash counts 1 for the entries every committed
+    # slot held and one more for the other entries held; a clear forgets the stable ones
+    from hzfast.sim.cluster import _bits, _count_crash, _forget
+    levels = [0] * full
+    count: dict[int, int] = {}
+    for crash, a, b in steps:
+        if crash:
+            held, first = a, a & b
+            _count_crash(levels, held, first)
+            for i in _bits(held):
+                count[i] = 1 if first >> i & 1 else count.get(i, 0) + 1
+        else:
+            _forget(levels, a)
+            for i in _bits(a):
+                count[i] = 0
+        for j in range(full):             # levels[j]: the entries counted at least j + 1
+            assert levels[j] == sum(1 << i for i, c in count.items() if c >= j + 1)
