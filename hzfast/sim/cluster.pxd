@@ -15,8 +15,8 @@ cdef class Simulation:
     cdef public Py_ssize_t bc
     cdef public Py_ssize_t P
     cdef public object result
-    cdef public object injected
-    cdef public object marks
+    cdef public dict injected
+    cdef public dict marks
     cdef public list violations
     cdef public list heap
     cdef public dict queued
@@ -58,6 +58,7 @@ cdef class Simulation:
     # the per-event steps: C calls inside the module; a Python subclass still overrides
     # them (hzfast.sim.scenario.ScenarioSimulation)
     cpdef _push(self, t, kind, payload)
+    cpdef _inject(self, kind)
     cpdef _deliver(self, src, dst, m)
     cpdef _handle(self, mid, ev)
     cpdef _on_mark(self, mid, mk, crash)

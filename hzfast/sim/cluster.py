@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import gc
 import random
-from collections import Counter, deque
+from collections import deque
 from collections.abc import Hashable
 from dataclasses import dataclass, field
 from heapq import heappop, heappush
@@ -167,8 +167,10 @@ class Simulation:
         self.P = partitions
         self.result = SimulationResult(seed, design, members, partitions, backup_count, entries,
                                        faults=fault_plan)
-        self.injected: Counter[str] = Counter()
-        self.marks: Counter[str] = Counter()
+        # counts by name, in order of first count (plain dicts: a Counter's item
+        # assignment dispatches through Python, as Counter defines __delitem__)
+        self.injected: dict[str, int] = {}
+        self.marks: dict[str, int] = {}
         self.violations: list[str] = []
         # the event queue: a heap of keys (time << _SEQ_BITS) | sequence, plain ints that
         # compare in one step where (time, sequence, ...) tuples took several (same order)
@@ -234,6 +236,10 @@ class Simulation:
             self._push(t, "script", action)
 
     # ------------------------------------------------------------------ plumbing
+    def _inject(self, kind: str) -> None:
+        """Count one injected fault of ``kind``."""
+        self.injected[kind] = self.injected.get(kind, 0) + 1
+
     def _push(self, t: int, kind: str, payload: Any) -> None:
         self.seq += 1
         key = (t << _SEQ_BITS) | self.seq
@@ -289,22 +295,22 @@ class Simulation:
         if fp.slow and rng.random() < fp.slow:
             delay += _randint(rng, 1, 10 * fp.max_delay)
         if fp.drop and rng.random() < fp.drop:
-            self.injected["message_dropped"] += 1
+            self._inject("message_dropped")
             return
         if self.filters:
             f = self.filters.get(type(m))
             if f is not None and now < f[1]:
                 if f[0] == "drop":
-                    self.injected["message_filtered"] += 1
+                    self._inject("message_filtered")
                     return
                 delay += 50
-                self.injected["message_delayed"] += 1
+                self._inject("message_delayed")
         if self.clogged:
             until = self.clogged.get((src, dst), 0)
             if until > now:
                 delay += until - now
         if fp.duplicate and rng.random() < fp.duplicate:
-            self.injected["message_duplicated"] += 1
+            self._inject("message_duplicated")
             self._push(now + delay + _randint(rng, 0, fp.max_delay), "msg", (src, dst, m))
         self._push(now + delay, "msg", (src, dst, m))
 
@@ -356,7 +362,8 @@ class Simulation:
                 self._crash(c, "scripted")
 
     def _on_mark(self, mid: int, mk: Mark, crash: list[int]) -> None:
-        self.marks[mk.name] += 1
+        marks = self.marks
+        marks[mk.name] = marks.get(mk.name, 0) + 1
         x = mk.migration
         if mk.name == "master_committed" and x is not None:
             self.committed.add(x.id)
@@ -384,7 +391,7 @@ class Simulation:
                     node = self.nodes.get(self.view[0]) if self.view else None
                     who = int(node.replicas[x.partition, 0]) if node is not None else -1
             if who >= 0:
-                self.injected["scripted_crash"] += 1
+                self._inject("scripted_crash")
                 crash.append(who)
 
     # ------------------------------------------------------------------ faults
@@ -396,7 +403,7 @@ class Simulation:
         self.store.pop(m, None)
         self.staged.pop(m, None)
         self.view.remove(m)
-        self.injected["member_crashed"] += 1
+        self._inject("member_crashed")
         self.recent.append((self.now, m, f"CRASH ({why})"))
         if self.trace_on:
             self.trace.append(f"{self.now} CRASH m{m} ({why})")
@@ -412,7 +419,7 @@ class Simulation:
 
     def _event_join(self) -> None:
         m = self._new_member()
-        self.injected["member_joined"] += 1
+        self._inject("member_joined")
         self.recent.append((self.now, m, "JOIN"))
         self._publish_view()
 
@@ -504,7 +511,7 @@ class Simulation:
             to = e.to
             d = _randint(self.rng, 1, self.fp.max_delay) if self.faulty else 1
             if self.faulty and self.fp.drop and self.rng.random() < self.fp.drop:
-                self.injected["transfer_dropped"] += 1
+                self._inject("transfer_dropped")
                 self._push(self.now + d, "done", (mid, e.id, False))
                 return
             if kind == "sync" and x is None:     # replica sync: one at a time per owner
@@ -705,12 +712,12 @@ class Simulation:
                 if len(self.view) > 1:
                     a, b = self.rng.sample(self.view, 2)
                     self.clogged[(a, b)] = t + self.rng.randint(20, 300)
-                    self.injected["link_clogged"] += 1
+                    self._inject("link_clogged")
             elif kind == "filter":
                 mt = self.rng.choice(_MESSAGE_TYPES)
                 self.filters[mt] = (self.rng.choice(("drop", "delay")),
                                     t + self.rng.randint(50, 500))
-                self.injected["message_type_filtered"] += 1
+                self._inject("message_type_filtered")
             elif kind == "script":
                 if payload == "join":
                     self._event_join()

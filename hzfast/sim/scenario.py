@@ -582,7 +582,7 @@ class ScenarioSimulation(Simulation):
         x = getattr(m, "migration", None)
         about = f" {describe(x)}" if isinstance(x, MigrationInfo) else ""
         name = type(m).__name__
-        self.injected[_INJECTED[act.action]] += 1
+        self._inject(_INJECTED[act.action])
         if act.action == "delay":
             self._say(f"DELAY {name} m{src}->m{dst}{about} by {act.by}")
             self._push(self.now + 1 + act.by, "msg", (src, dst, m))
