@@ -4,7 +4,8 @@ Targets: arrange at P=20,000, R=7, 10 members (initial, 10->9 after repair, 9->1
 <= 10 ms (Hazelcast's PartitionStateGeneratorImpl.arrange: 33-533 ms, vectors'
 timing_anchor); P=100,000 with 100 members scales linearly; repair and
 arrangement_report at 20,000 x 7 <= 2 ms; arrange at P=1,000,000, R=7, 10->9 after
-repair <= 60 ms (issue 14), on 1 and 2 threads (the same target). Every benchmark checks
+repair <= 60 ms (issue 14), on 1 and 2 threads (the same target); with few members (every
+group in every row) the cost per partition stays flat from 4,000 to 64,000 partitions. Every benchmark checks
 its result. The pure-Python reference runs on a smaller table (same group as the kernel at
 that size).
 """
@@ -184,3 +185,46 @@ def test_arrange_host_aware_20000x7(benchmark):
     cur = _empty(P)
     out = benchmark(arrange, cur, members, grouping="host")
     assert arrangement_report(cur, out, members, grouping="host").balanced
+
+
+# ----------------------------------------------------------------------------- few members
+FEW_SIZES = (4_000, 16_000, 64_000)
+
+
+@pytest.mark.parametrize("n, k", [(5, 6), (6, 5), (3, 4)])
+def test_arrange_few_members_scales_linearly(benchmark, n, k):
+    # up to 7 groups every group is in every row: a join or a leave leaves about 2P/3
+    # slots stuck, each needing an augmenting search; on the index (docs/design.md §8.5
+    # "Stuck, fast") the cost per partition stays flat (it grew with P before: 5 -> 6 at
+    # 16,000 partitions took 3.7 s). Best of 3 per size, timed in turn; the growth from
+    # the smallest to the largest size is checked against the partition ratio (16).
+    import time
+    benchmark.group = f"arrange few members: {n} -> {k}"
+    tables = {}
+    for size in FEW_SIZES:
+        start = arrange(_empty(size), n)
+        if k < n:
+            start = repair(start, np.arange(k))[0]
+        tables[size] = start
+
+    def measure():
+        best = {size: float("inf") for size in FEW_SIZES}
+        for _ in range(3):
+            for size in FEW_SIZES:
+                t0 = time.perf_counter()
+                out = arrange(tables[size], k)
+                best[size] = min(best[size], time.perf_counter() - t0)
+                rep = arrangement_report(tables[size], out, k)
+                assert rep.balanced and rep.valid and rep.cycle_count == 0
+        return best
+
+    best = benchmark.pedantic(measure, rounds=1, iterations=1)
+    per = {size: best[size] / size * 1e9 for size in FEW_SIZES}
+    growth = best[FEW_SIZES[-1]] / best[FEW_SIZES[0]]
+    benchmark.extra_info.update({f"ns/partition at {s}": v for s, v in per.items()})
+    benchmark.extra_info["growth"] = growth
+    print()
+    for s, v in per.items():
+        print(f"  {n}->{k} P={s:<7} {best[s] * 1e3:8.2f} ms  {v:7.0f} ns/partition")
+    print(f"  growth x{growth:.1f} for x{FEW_SIZES[-1] // FEW_SIZES[0]} partitions")
+    assert growth < 40            # linear: x16 (noise allowed); quadratic: x256

@@ -2,7 +2,10 @@
 
 Every ``def`` here trusts its input: ``hzfast.arrangement`` validates (dtype, shape, member
 indices in ``[-1, M)``, quotas consistent) before calling. The arranger is a transliteration
-of ``hzfast.reference.arrangement.arrange_core`` (same steps, same tie-breaks).
+of ``hzfast.reference.arrangement.arrange_core`` (same steps, same tie-breaks); its
+augmenting searches for stuck slots run, once an index has a few, on an index of the
+holders at that index (docs/design.md §8.5 "Stuck, fast"): the same paths, found without
+reading every row.
 
 Threads (docs/design.md §8.8): the arranger's per-row passes (the scan of step 1, the hole
 lists) split the rows into ``chunks`` contiguous chunks, each written only by its own
@@ -179,6 +182,8 @@ OPENMP = bool(HZ_ARRANGE_OPENMP)
 
 cdef enum:
     PREFETCH_AHEAD = 8     # holes ahead whose rows the fill prefetches
+    LEVEL_GROUPS = 8       # up to this many groups, the augmenting search runs on the index
+    AUG_PLAIN = 4          # searches at an index before the index is made
 
 
 cdef inline intp_t chunk_lo(intp_t t, intp_t T, intp_t P) noexcept nogil:
@@ -227,6 +232,29 @@ cdef struct Work:
                             # ascending
     bint holes_exact        # the holes at the index being filled are exactly its rows whose
                             # slot is not kept (until a kept slot there moves)
+    # the augmenting-path index of the index being filled (G <= 64; docs/design.md §8.5
+    # "Stuck, fast"), made at its first stuck slot: valid while aug_r == r
+    intp_t aug_r            # the index it is for, -1: none yet
+    intp_t fill_idx         # the hlist position of the stuck row being searched for
+    intp_t aug_pos          # the index knows the fill's holes before this hlist position
+    uint8_t* ain            # (P,) the row is in the index's counts as a holder
+    intp_t aug_calls        # searches at the index being filled so far (the index is
+                            # made only after AUG_PLAIN of them: a few plain searches
+                            # cost less than making it)
+    intp_t nwords           # words per row bitmap: (P + 63) // 64
+    uint64_t* lmask         # (P,) the groups row x lacks at its other indices (fixed while
+                            # its index is filled: only that index's column changes)
+    int32_t* lall           # (G, G) [g, k]: holders of g at r whose lmask has group k
+    int32_t* lres           # (G, G) the same over the holders whose slot r is not kept
+    uint64_t* uall          # (G,) bit k of g: lall[g, k] > 0
+    uint64_t* ures          # (G,) bit k of g: lres[g, k] > 0
+    uint64_t* hbits         # (G, nwords) at least every holder of g at r that lacks an
+                            # open group (more bits are dropped when read)
+    intp_t* hfirst          # (G,) no set bit of g's bitmap below this word
+    bint use_levels         # G <= LEVEL_GROUPS: the whole search runs on the index
+    uint64_t* kbits         # (G, G, nwords) [g, k]: at least every holder of g at r that
+                            # lacks group k (more bits are dropped when read)
+    intp_t* kfirst          # (G, G) no set bit of [g, k]'s bitmap below this word
 
 
 cdef inline bint kept(const Work* w, intp_t p, intp_t r) noexcept nogil:
@@ -455,6 +483,12 @@ cdef void apply_path(Work* w, intp_t x, intp_t r, int32_t mg, int32_t g) noexcep
     while y != -1:
         out = w.tgt[y * W + r]
         w.tgt[y * W + r] = incoming
+        if w.aug_r == r:               # the augmenting-path index follows
+            if out >= 0:               # (else the stuck row: a new holder, not kept)
+                aug_count(w, y, w.gid[out], -1, not kept(w, y, r))
+            aug_count(w, y, w.gid[incoming], 1, True)
+            aug_mark(w, y, w.gid[incoming])
+            w.ain[y] = 1
         if kept(w, y, r):
             w.holes_exact = False      # a kept slot at r is not kept any more
             w.keep[y] &= ~(1 << r)
@@ -464,6 +498,242 @@ cdef void apply_path(Work* w, intp_t x, intp_t r, int32_t mg, int32_t g) noexcep
             w.rowmask[y] |= (<uint64_t>1) << w.gid[incoming]
         incoming = out
         y = w.parent[y]
+
+
+cdef inline void aug_count(Work* w, intp_t x, intp_t g, int d, bint res) noexcept nogil:
+    """Row x (its lmask) joins (d = 1) or leaves (d = -1) the holders of group g at the
+    index being filled: all of them, and (``res``) those not kept."""
+    cdef uint64_t b = w.lmask[x]
+    cdef intp_t k, G = w.G
+    while b:
+        k = ctz64(b)
+        b &= b - 1
+        w.lall[g * G + k] += d
+        if w.lall[g * G + k] == 0:
+            w.uall[g] &= ~((<uint64_t>1) << k)
+        else:
+            w.uall[g] |= (<uint64_t>1) << k
+        if res:
+            w.lres[g * G + k] += d
+            if w.lres[g * G + k] == 0:
+                w.ures[g] &= ~((<uint64_t>1) << k)
+            else:
+                w.ures[g] |= (<uint64_t>1) << k
+
+
+cdef inline void aug_mark(Work* w, intp_t x, intp_t g) noexcept nogil:
+    """Row x now holds group g at the index being filled: its bit, if x lacks an open
+    group."""
+    cdef intp_t wi = x >> 6, k, j
+    cdef uint64_t bit = (<uint64_t>1) << (x & 63), b
+    if w.lmask[x] & w.posmask:
+        w.hbits[g * w.nwords + wi] |= bit
+        if wi < w.hfirst[g]:
+            w.hfirst[g] = wi
+    if w.use_levels:
+        b = w.lmask[x]
+        while b:
+            k = ctz64(b)
+            b &= b - 1
+            j = g * w.G + k
+            w.kbits[j * w.nwords + wi] |= bit
+            if wi < w.kfirst[j]:
+                w.kfirst[j] = wi
+
+
+cdef void aug_catch_up(Work* w, intp_t r) noexcept nogil:
+    """The index learns the holes the fill took since it last looked (hlist from aug_pos
+    to the stuck row's position, fill_idx): each a new holder, not kept. (The fill itself
+    does not stop for the index: the stuck rows are few.)"""
+    cdef intp_t i, x
+    cdef int32_t m
+    for i in range(w.aug_pos, w.fill_idx):
+        x = w.hlist[i]
+        m = w.tgt[x * w.W + r]
+        if m >= 0 and not w.ain[x]:
+            aug_count(w, x, w.gid[m], 1, True)
+            aug_mark(w, x, w.gid[m])
+            w.ain[x] = 1
+    w.aug_pos = w.fill_idx
+
+
+cdef void aug_index(Work* w, intp_t r) noexcept nogil:
+    """Make the augmenting-path index of index r from the table as it is."""
+    cdef intp_t P = w.P, W = w.W, G = w.G, x, g, k
+    cdef int32_t m
+    cdef uint64_t every = (~(<uint64_t>0)) if G == 64 else (((<uint64_t>1) << G) - 1)
+    for g in range(G):
+        w.uall[g] = 0
+        w.ures[g] = 0
+        w.hfirst[g] = w.nwords
+    for k in range(G * G):
+        w.lall[k] = 0
+        w.lres[k] = 0
+    for k in range(G * w.nwords):
+        w.hbits[k] = 0
+    if w.use_levels:
+        for k in range(G * G):
+            w.kfirst[k] = w.nwords
+        for k in range(G * G * w.nwords):
+            w.kbits[k] = 0
+    for x in range(P):
+        m = w.tgt[x * W + r]
+        w.ain[x] = m >= 0
+        if m < 0:              # slot r empty: rowmask holds the other indices' groups
+            w.lmask[x] = every & ~w.rowmask[x]
+            continue
+        w.lmask[x] = every & ~(w.rowmask[x] & ~((<uint64_t>1) << w.gid[m]))
+        aug_count(w, x, w.gid[m], 1, not kept(w, x, r))
+        aug_mark(w, x, w.gid[m])
+    w.aug_r = r
+    w.aug_pos = w.fill_idx
+
+
+cdef bint aug_hopeless(Work* w, intp_t p, bint kept_ok) noexcept nogil:
+    """The search from stuck row p cannot succeed: it reaches only holders of the groups
+    it explores, starting with those p lacks and adding those each reached row lacks;
+    a row succeeds only if it lacks an open group. Over every holder of every group
+    the search could explore (as if every member fitted everywhere), none lacks one."""
+    cdef const uint64_t* u = w.uall if kept_ok else w.ures
+    cdef uint64_t reach = w.lmask[p], seen = 0, b
+    cdef intp_t g
+    while reach & ~seen:
+        b = reach & ~seen
+        seen |= b
+        while b:
+            g = ctz64(b)
+            b &= b - 1
+            if u[g] & w.posmask:
+                return False
+            reach |= u[g]
+    return True
+
+
+cdef bint fits(Work* w, intp_t x, intp_t r, int32_t m) noexcept nogil:
+    """placeable(m) in row x with x's slot r treated as empty (as the search reads it)."""
+    cdef int32_t* xrow = w.tgt + x * w.W
+    cdef int32_t old = xrow[r]
+    cdef bint ok
+    xrow[r] = -1
+    ok = placeable(w.cur + x * w.W, xrow, w.W, w.gid, m, r)
+    xrow[r] = old
+    return ok
+
+
+cdef intp_t aug_scan(Work* w, uint64_t* bits, intp_t* first, intp_t g, intp_t x, intp_t r,
+                     bint succeed) noexcept nogil:
+    """The first row, ascending, of a bitmap of holders of group g at r (``first``: no
+    set bit below that word) that is placeable in row x (x's slot r treated as empty);
+    with ``succeed``, the first that also succeeds (its path is applied, x its parent).
+    Bits of rows that no longer hold g (or, with ``succeed``, lack no open group any
+    more) are dropped on the way. Returns the row, or -1."""
+    cdef intp_t W = w.W, wi, b, q, nw = w.nwords
+    cdef uint64_t word
+    cdef int32_t m, mg, sg = 0
+    if w.gstart[g + 1] - w.gstart[g] == 1 and not fits(w, x, r, w.gmem[w.gstart[g]]):
+        return -1              # one member, not placeable in x: no holder is
+    wi = first[0]
+    while wi < nw:
+        word = bits[wi]
+        while word:
+            b = ctz64(word)
+            word &= word - 1
+            q = (wi << 6) + b
+            m = w.tgt[q * W + r]
+            if m < 0 or w.gid[m] != g or (succeed and not (w.lmask[q] & w.posmask)):
+                bits[wi] &= ~((<uint64_t>1) << b)     # not (or no longer) a candidate
+                continue
+            if not fits(w, x, r, m):
+                continue
+            if not succeed:
+                return q
+            mg = row_success(w, q, r, &sg)
+            if mg >= 0:
+                w.parent[q] = <int32_t>x
+                apply_path(w, q, r, mg, sg)
+                return q
+        if bits[wi] == 0 and wi == first[0]:
+            first[0] = wi + 1
+        wi += 1
+    return -1
+
+
+cdef inline bint aug_group(Work* w, intp_t x, intp_t r, intp_t g) noexcept nogil:
+    """The search explores group g from row x (its parent chain set): of g's holders at r
+    in ascending rows, each placeable in x's row is tested for success; only those that
+    lack an open group can succeed, and hbits lists at least those. True when one
+    succeeded (the path is applied)."""
+    return aug_scan(w, w.hbits + g * w.nwords, w.hfirst + g, g, x, r, True) >= 0
+
+
+cdef inline intp_t aug_first_lacking(Work* w, intp_t g, intp_t k, intp_t x,
+                                     intp_t r) noexcept nogil:
+    """The first row (ascending) of the holders of group g at r that are placeable in row
+    x (x's slot r treated as empty) and lack group k, or -1."""
+    cdef intp_t j = g * w.G + k
+    return aug_scan(w, w.kbits + j * w.nwords, w.kfirst + j, g, x, r, False)
+
+
+cdef int aug_search(Work* w, intp_t p, intp_t r) noexcept nogil:
+    """The augmenting search from stuck row p through every holder (kept ones too), on
+    the index: the breadth-first search of :func:`augment` taken a group at a time. A
+    group is explored once, from the first queued row that lacks it, and its holders
+    placeable in that row join the queue in ascending order, each tested then; so the
+    queue is a sequence of blocks (group, exploring row), and the rows of a block
+    explore, in ascending order, the groups they lack and nobody explored yet: each such
+    group from the block's first row that lacks it. Returns 1 (a path applied, the same
+    as the full search's) or 0 (none exists: the full search would fail too); -1 when
+    a block needs more room than it has (the caller runs the full search)."""
+    cdef intp_t G = w.G, nb = 0, bi = 0, g, x, k, q, i, j, n
+    cdef intp_t bg[LEVEL_GROUPS]
+    cdef intp_t bx[LEVEL_GROUPS]
+    cdef intp_t pos[LEVEL_GROUPS]
+    cdef intp_t kk[LEVEL_GROUPS]
+    cdef uint64_t every = (((<uint64_t>1) << G) - 1)
+    cdef uint64_t visited = 0, b
+    b = w.lmask[p]                     # p's slot r is empty: the groups not in its row
+    while b:
+        k = ctz64(b)
+        b &= b - 1
+        visited |= (<uint64_t>1) << k
+        if aug_group(w, p, r, k):
+            return 1
+        bg[nb] = k
+        bx[nb] = p
+        nb += 1
+    while bi < nb:
+        g = bg[bi]
+        x = bx[bi]
+        bi += 1
+        n = 0
+        b = every & ~visited
+        while b:                       # each unexplored group: its first row here
+            k = ctz64(b)
+            b &= b - 1
+            q = aug_first_lacking(w, g, k, x, r)
+            if q < 0:
+                continue
+            i = n                      # insert, ordered by (row, group)
+            while i > 0 and pos[i - 1] > q:
+                pos[i] = pos[i - 1]
+                kk[i] = kk[i - 1]
+                i -= 1
+            pos[i] = q
+            kk[i] = k
+            n += 1
+        for j in range(n):
+            q = pos[j]
+            k = kk[j]
+            visited |= (<uint64_t>1) << k
+            w.parent[q] = <int32_t>x
+            if aug_group(w, q, r, k):
+                return 1
+            if nb == LEVEL_GROUPS:
+                return -1
+            bg[nb] = k
+            bx[nb] = q
+            nb += 1
+    return 0
 
 
 cdef bint augment(Work* w, intp_t p, intp_t r, bint kept_ok) noexcept nogil:
@@ -482,6 +752,7 @@ cdef bint augment(Work* w, intp_t p, intp_t r, bint kept_ok) noexcept nogil:
     cdef int32_t old, mg, sg = 0
     cdef int64_t bstamp, gst
     cdef bint built = False, first_group
+    cdef int found
     w.stamp += 1
     bstamp = w.stamp                 # rows seen (rmark) and groups explored (gvis)
     w.rmark[p] = bstamp
@@ -490,6 +761,18 @@ cdef bint augment(Work* w, intp_t p, intp_t r, bint kept_ok) noexcept nogil:
     if mg >= 0:
         apply_path(w, p, r, mg, sg)
         return True
+    if w.use_rowmask and w.aug_r != r:
+        w.aug_calls += 1
+        if w.aug_calls > AUG_PLAIN:
+            aug_index(w, r)
+    if w.aug_r == r:           # the index (docs/design.md §8.5 "Stuck, fast")
+        aug_catch_up(w, r)
+        if aug_hopeless(w, p, kept_ok):
+            return False
+        if kept_ok and w.use_levels:
+            found = aug_search(w, p, r)
+            if found >= 0:
+                return found == 1
     w.queue[tail] = <int32_t>p
     tail += 1
     while head < tail:
@@ -779,6 +1062,8 @@ cdef void fill_c(Work* w) noexcept nogil:
     for r in range(R_fill):
         mcap = w.mcap + r * M
         gcap = w.gcap + r * G
+        w.aug_r = -1                   # no augmenting-path index for this index yet
+        w.aug_calls = 0
         # histogram of positive group capacities, for the running maximum
         w.maxcap = 0
         w.posmask = 0
@@ -923,6 +1208,7 @@ cdef void fill_c(Work* w) noexcept nogil:
                         if mv == 0 and best_cap == maxcap:
                             break                     # nothing later can beat it
             if best < 0:
+                w.fill_idx = idx
                 if augment(w, p, r, False) or augment(w, p, r, True):
                     continue
                 mark_row_groups(w, trow)
@@ -979,6 +1265,7 @@ cdef class Arranger:
     cdef object cur, gid, gstart, gmem, out, keep, gcap, excess, lack, freed, nlack
     cdef object bg_start, bg_fill, bg_rows, parent, queue, rmark, caphist, maxmask, rowmask
     cdef object gvis, gmark, cmark, cpos, hc, hstart, hlist, mcap
+    cdef object lmask, lall, lres, uall, ures, hbits, hfirst, kbits, kfirst, ain
 
     def __init__(self, const int32_t[:, ::1] cur, const int32_t[::1] gid, intp_t G,
                  intp_t R_fill, const int32_t[::1] gstart, const int32_t[::1] gmem,
@@ -1058,6 +1345,26 @@ cdef class Arranger:
         self.cmark = np.zeros(M + 1, dtype=np.int64)
         self.cpos = np.zeros(M + 1, dtype=np.int32)
         self.hstart = np.zeros(R_fill + 2, dtype=np.int64)
+        # the augmenting-path index (made, and so written before it is read, by aug_index)
+        nwords = (P + 63) // 64 if G <= 64 else 0
+        self.lmask = np.empty(P + 1 if G <= 64 else 1, dtype=np.uint64)
+        self.ain = np.empty(P + 1 if G <= 64 else 1, dtype=np.uint8)
+        cdef uint8_t[::1] ain_v = self.ain
+        self.lall = np.empty(G * G + 1 if G <= 64 else 1, dtype=np.int32)
+        self.lres = np.empty(G * G + 1 if G <= 64 else 1, dtype=np.int32)
+        self.uall = np.empty(G + 1, dtype=np.uint64)
+        self.ures = np.empty(G + 1, dtype=np.uint64)
+        self.hbits = np.empty(G * nwords + 1, dtype=np.uint64)
+        self.hfirst = np.empty(G + 1, dtype=np.intp)
+        levels = G <= LEVEL_GROUPS
+        self.kbits = np.empty(G * G * nwords + 1 if levels else 1, dtype=np.uint64)
+        self.kfirst = np.empty(G * G + 1 if levels else 1, dtype=np.intp)
+        cdef uint64_t[::1] kbits_v = self.kbits
+        cdef intp_t[::1] kfirst_v = self.kfirst
+        cdef uint64_t[::1] lmask_v = self.lmask, hbits_v = self.hbits
+        cdef uint64_t[::1] uall_v = self.uall, ures_v = self.ures
+        cdef int32_t[::1] lall_v = self.lall, lres_v = self.lres
+        cdef intp_t[::1] hfirst_v = self.hfirst
         cdef const int32_t[:, ::1] cnt = self.counts
         cdef int32_t[::1] mcap_v = self.mcap, gcap_v = self.gcap, excess_v = self.excess
         cdef int32_t[::1] lack_v = self.lack, nlack_v = self.nlack, freed_v = self.freed
@@ -1088,6 +1395,21 @@ cdef class Arranger:
         w.cmark = &cmark_v[0]
         w.cpos = &cpos_v[0]
         w.hstart = &hstart_v[0]
+        w.nwords = nwords
+        w.lmask = &lmask_v[0]
+        w.lall = &lall_v[0]
+        w.lres = &lres_v[0]
+        w.uall = &uall_v[0]
+        w.ures = &ures_v[0]
+        w.hbits = &hbits_v[0]
+        w.hfirst = &hfirst_v[0]
+        w.use_levels = levels
+        w.ain = &ain_v[0]
+        w.fill_idx = 0
+        w.aug_pos = 0
+        w.kbits = &kbits_v[0]
+        w.kfirst = &kfirst_v[0]
+        w.aug_r = -1
         w.stamp = 0
         w.cycle_fallback = 0
         with nogil:
@@ -1104,6 +1426,8 @@ cdef class Arranger:
         self.bg_start = self.bg_fill = self.bg_rows = self.parent = self.queue = None
         self.rmark = self.caphist = self.maxmask = self.gvis = self.gmark = None
         self.cmark = self.cpos = self.hstart = self.out = None
+        self.lmask = self.lall = self.lres = self.uall = self.ures = None
+        self.hbits = self.hfirst = self.kbits = self.kfirst = self.ain = None
         return out, bool(w.cycle_fallback)
 
 

@@ -482,3 +482,35 @@ def test_group_layout_cache_does_not_leak():
     assert (arrange(empty(60), members, grouping="host") == t).all()
     assert arrangement_report(empty(60), t, members, grouping="host").group_ids.tolist() == \
         [0, 0, 1, 1, 2, 2]
+
+
+@pytest.mark.parametrize("P", [97, 300, 601])
+@pytest.mark.parametrize("grouping", ["per_member", "host"])
+def test_stuck_heavy_changes_equal_the_reference(P, grouping):
+    # up to 7 groups every group is in every row, so a join or a leave leaves many slots
+    # stuck; the kernel runs their augmenting searches on its index (docs/design.md §8.5
+    # "Stuck, fast"), which must find the same paths as the reference's plain search,
+    # including through rows whose members were shuffled (cycle-closing moves refused)
+    rng = np.random.default_rng(P)
+
+    def members(k):
+        return Members.from_count(k, members_per_host=2)
+
+    for n in range(2, 9):
+        try:
+            t = arrange(empty(P), members(n), grouping=grouping)
+        except ValueError:
+            continue                                  # (host grouping: one host)
+        shuffled = t.copy()
+        for p in rng.choice(P, P // 3, replace=False):
+            k = int((shuffled[p] >= 0).sum())
+            shuffled[p, :k] = rng.permutation(shuffled[p, :k])
+        for cur, k in ((t, n + 1), (t, n + 2), (t, n - 1), (shuffled, n), (shuffled, n + 1)):
+            if k < 1:
+                continue
+            try:
+                got = arrange(cur, members(k), grouping=grouping)
+            except ValueError:
+                continue
+            want = ref.arrange(cur, members(k), grouping=grouping)
+            assert (got == np.asarray(want)).all(), (P, n, k, grouping)
