@@ -248,10 +248,11 @@ cdef struct Work:
     int32_t* lres           # (G, G) the same over the holders whose slot r is not kept
     uint64_t* uall          # (G,) bit k of g: lall[g, k] > 0
     uint64_t* ures          # (G,) bit k of g: lres[g, k] > 0
+    bint use_levels         # G <= LEVEL_GROUPS: the whole search runs on the index, with
+                            # the four arrays below (else only the counts above are kept)
     uint64_t* hbits         # (G, nwords) at least every holder of g at r that lacks an
                             # open group (more bits are dropped when read)
     intp_t* hfirst          # (G,) no set bit of g's bitmap below this word
-    bint use_levels         # G <= LEVEL_GROUPS: the whole search runs on the index
     uint64_t* kbits         # (G, G, nwords) [g, k]: at least every holder of g at r that
                             # lacks group k (more bits are dropped when read)
     intp_t* kfirst          # (G, G) no set bit of [g, k]'s bitmap below this word
@@ -526,11 +527,11 @@ cdef inline void aug_mark(Work* w, intp_t x, intp_t g) noexcept nogil:
     group."""
     cdef intp_t wi = x >> 6, k, j
     cdef uint64_t bit = (<uint64_t>1) << (x & 63), b
-    if w.lmask[x] & w.posmask:
-        w.hbits[g * w.nwords + wi] |= bit
-        if wi < w.hfirst[g]:
-            w.hfirst[g] = wi
     if w.use_levels:
+        if w.lmask[x] & w.posmask:
+            w.hbits[g * w.nwords + wi] |= bit
+            if wi < w.hfirst[g]:
+                w.hfirst[g] = wi
         b = w.lmask[x]
         while b:
             k = ctz64(b)
@@ -565,13 +566,14 @@ cdef void aug_index(Work* w, intp_t r) noexcept nogil:
     for g in range(G):
         w.uall[g] = 0
         w.ures[g] = 0
-        w.hfirst[g] = w.nwords
     for k in range(G * G):
         w.lall[k] = 0
         w.lres[k] = 0
-    for k in range(G * w.nwords):
-        w.hbits[k] = 0
     if w.use_levels:
+        for g in range(G):
+            w.hfirst[g] = w.nwords
+        for k in range(G * w.nwords):
+            w.hbits[k] = 0
         for k in range(G * G):
             w.kfirst[k] = w.nwords
         for k in range(G * G * w.nwords):
@@ -674,16 +676,16 @@ cdef inline intp_t aug_first_lacking(Work* w, intp_t g, intp_t k, intp_t x,
     return aug_scan(w, w.kbits + j * w.nwords, w.kfirst + j, g, x, r, False)
 
 
-cdef int aug_search(Work* w, intp_t p, intp_t r) noexcept nogil:
+cdef bint aug_search(Work* w, intp_t p, intp_t r) noexcept nogil:
     """The augmenting search from stuck row p through every holder (kept ones too), on
     the index: the breadth-first search of :func:`augment` taken a group at a time. A
     group is explored once, from the first queued row that lacks it, and its holders
     placeable in that row join the queue in ascending order, each tested then; so the
     queue is a sequence of blocks (group, exploring row), and the rows of a block
     explore, in ascending order, the groups they lack and nobody explored yet: each such
-    group from the block's first row that lacks it. Returns 1 (a path applied, the same
-    as the full search's) or 0 (none exists: the full search would fail too); -1 when
-    a block needs more room than it has (the caller runs the full search)."""
+    group from the block's first row that lacks it (at most G <= LEVEL_GROUPS blocks).
+    True: a path is applied, the same as the full search's; False: none exists (the full
+    search would fail too)."""
     cdef intp_t G = w.G, nb = 0, bi = 0, g, x, k, q, i, j, n
     cdef intp_t bg[LEVEL_GROUPS]
     cdef intp_t bx[LEVEL_GROUPS]
@@ -697,7 +699,7 @@ cdef int aug_search(Work* w, intp_t p, intp_t r) noexcept nogil:
         b &= b - 1
         visited |= (<uint64_t>1) << k
         if aug_group(w, p, r, k):
-            return 1
+            return True
         bg[nb] = k
         bx[nb] = p
         nb += 1
@@ -727,13 +729,11 @@ cdef int aug_search(Work* w, intp_t p, intp_t r) noexcept nogil:
             visited |= (<uint64_t>1) << k
             w.parent[q] = <int32_t>x
             if aug_group(w, q, r, k):
-                return 1
-            if nb == LEVEL_GROUPS:
-                return -1
+                return True
             bg[nb] = k
             bx[nb] = q
             nb += 1
-    return 0
+    return False
 
 
 cdef bint augment(Work* w, intp_t p, intp_t r, bint kept_ok) noexcept nogil:
@@ -752,7 +752,6 @@ cdef bint augment(Work* w, intp_t p, intp_t r, bint kept_ok) noexcept nogil:
     cdef int32_t old, mg, sg = 0
     cdef int64_t bstamp, gst
     cdef bint built = False, first_group
-    cdef int found
     w.stamp += 1
     bstamp = w.stamp                 # rows seen (rmark) and groups explored (gvis)
     w.rmark[p] = bstamp
@@ -770,9 +769,7 @@ cdef bint augment(Work* w, intp_t p, intp_t r, bint kept_ok) noexcept nogil:
         if aug_hopeless(w, p, kept_ok):
             return False
         if kept_ok and w.use_levels:
-            found = aug_search(w, p, r)
-            if found >= 0:
-                return found == 1
+            return aug_search(w, p, r)
     w.queue[tail] = <int32_t>p
     tail += 1
     while head < tail:
@@ -1354,9 +1351,9 @@ cdef class Arranger:
         self.lres = np.empty(G * G + 1 if G <= 64 else 1, dtype=np.int32)
         self.uall = np.empty(G + 1, dtype=np.uint64)
         self.ures = np.empty(G + 1, dtype=np.uint64)
-        self.hbits = np.empty(G * nwords + 1, dtype=np.uint64)
-        self.hfirst = np.empty(G + 1, dtype=np.intp)
         levels = G <= LEVEL_GROUPS
+        self.hbits = np.empty(G * nwords + 1 if levels else 1, dtype=np.uint64)
+        self.hfirst = np.empty(G + 1, dtype=np.intp)
         self.kbits = np.empty(G * G * nwords + 1 if levels else 1, dtype=np.uint64)
         self.kfirst = np.empty(G * G + 1 if levels else 1, dtype=np.intp)
         cdef uint64_t[::1] kbits_v = self.kbits
