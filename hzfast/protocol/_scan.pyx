@@ -6,7 +6,9 @@ partitions left without an owner that still hold a replica (their promotions); i
 pass it writes the table in view positions for the arranger and planner. ``dense`` is that
 mapping alone. Both read member ids through a lookup table indexed by id; an id at or past
 its end (or -1) is "not a member". ``repair_dense`` first checks, in one vectorised pass,
-whether every id is inside the table, and then reads it without a bound test per slot.
+whether every id is inside the table, and then reads it without a bound test per slot; when
+the lookup table has at most 16 entries (member ids below 14) and the CPU has AVX2, one pass
+caps each id into it and looks it up in registers instead.
 hzfast.protocol.node checks shapes, dtypes and writability; nothing here raises.
 """
 import numpy as np
@@ -29,6 +31,53 @@ cdef extern from *:
     #define HZ_CLONES __attribute__((target_clones("avx2", "default")))
     #else
     #define HZ_CLONES
+    #endif
+    /* The mapping when every view position fits one 16-entry lookup table (member ids
+       below 14: the usual small cluster): each id, plus one and capped (-1 reads entry 0,
+       every id past the table's last the "not a member" entry), picks its entry through
+       two 8-lane permutes and a blend, 8 slots an iteration, with no separate range pass.
+       An AVX2 function, called only when the CPU has AVX2 (checked at the call). */
+    #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+    #include <immintrin.h>
+    #define HZ_HAVE_MAP16 1
+    static int hz_map16_ok(void) { return __builtin_cpu_supports("avx2"); }
+    __attribute__((target("avx2")))
+    static int32_t hz_map16(const int32_t* __restrict table, int32_t* __restrict out,
+                            const int32_t* __restrict lut16, intptr_t n, uint32_t last) {
+        /* lut16: entry 0 for id -1, entry v + 1 for id v, entry ``last`` for any id past
+           ``last - 2`` (and below -1); entries after ``last`` are never read */
+        const __m256i lo = _mm256_loadu_si256((const __m256i*)lut16);
+        const __m256i hi = _mm256_loadu_si256((const __m256i*)(lut16 + 8));
+        const __m256i one = _mm256_set1_epi32(1), seven = _mm256_set1_epi32(7);
+        const __m256i cap = _mm256_set1_epi32((int32_t)last);
+        __m256i acc = _mm256_setzero_si256();
+        intptr_t i = 0;
+        for (; i + 8 <= n; i += 8) {
+            __m256i u = _mm256_add_epi32(_mm256_loadu_si256((const __m256i*)(table + i)), one);
+            u = _mm256_min_epu32(u, cap);
+            __m256i c = _mm256_blendv_epi8(_mm256_permutevar8x32_epi32(lo, u),
+                                           _mm256_permutevar8x32_epi32(hi, u),
+                                           _mm256_cmpgt_epi32(u, seven));
+            _mm256_storeu_si256((__m256i*)(out + i), c);
+            acc = _mm256_or_si256(acc, _mm256_add_epi32(c, one));
+        }
+        int32_t lanes[8];
+        _mm256_storeu_si256((__m256i*)lanes, acc);
+        int32_t a = lanes[0] | lanes[1] | lanes[2] | lanes[3] | lanes[4] | lanes[5]
+                    | lanes[6] | lanes[7];
+        for (; i < n; i++) {
+            uint32_t u = (uint32_t)table[i] + 1u;
+            int32_t c = lut16[u < last ? u : last];
+            out[i] = c;
+            a |= c + 1;
+        }
+        return a;
+    }
+    #else
+    #define HZ_HAVE_MAP16 0
+    static int hz_map16_ok(void) { return 0; }
+    static int32_t hz_map16(const int32_t* table, int32_t* out, const int32_t* lut16,
+                            intptr_t n, uint32_t last) { return 0; }   /* never called */
     #endif
     HZ_CLONES static uint32_t hz_ids_outside(const int32_t* __restrict table, intptr_t n,
                                              uint32_t m) {
@@ -57,6 +106,12 @@ cdef extern from *:
     uint32_t hz_ids_outside(const int32_t* table, intp_t n, uint32_t m) noexcept nogil
     int32_t hz_map_ids(const int32_t* table, int32_t* out, const int32_t* at,
                        intp_t n) noexcept nogil
+    int hz_map16_ok() noexcept nogil
+    int32_t hz_map16(const int32_t* table, int32_t* out, const int32_t* lut16, intp_t n,
+                     uint32_t last) noexcept nogil
+
+
+cdef bint MAP16 = hz_map16_ok() != 0          # this CPU runs hz_map16
 
 
 def dense(const int32_t[:, ::1] replicas, const int32_t[::1] position):
@@ -88,11 +143,13 @@ def repair_dense(int32_t[:, ::1] replicas, int32_t[::1] versions, const int32_t[
     cdef uint32_t u
     cdef int32_t* table = &replicas[0, 0] if slots else NULL
     cdef uint32_t outside = 0
-    with nogil:                        # every id in [-1, M)? (min/max reductions: vectorised)
-        outside = hz_ids_outside(table, slots, <uint32_t>M)
+    cdef bint small = MAP16 and M + 2 <= 16
+    if not small:
+        with nogil:                    # every id in [-1, M)? (min/max reductions: vectorised)
+            outside = hz_ids_outside(table, slots, <uint32_t>M)
     # one entry per id from -1 to M - 1 and one for every id past it: a data member's
     # position, -1 for an empty slot, -2 for an id without a position (cleared below)
-    lut_arr = np.full(M + 2, -2, dtype=np.int32)
+    lut_arr = np.full(max(M + 2, 16), -2, dtype=np.int32)
     lut_arr[0] = -1
     lut_arr[1:M + 1] = np.where(np.asarray(code) >= 0, code, -2)
     cdef const int32_t* at = <const int32_t*>cnp.PyArray_DATA(lut_arr) + 1   # at[-1] == -1
@@ -102,7 +159,9 @@ def repair_dense(int32_t[:, ::1] replicas, int32_t[::1] versions, const int32_t[
     cdef int32_t* ver = &versions[0] if P else NULL
     cdef int64_t* need = <int64_t*>cnp.PyArray_DATA(need_arr)
     with nogil:
-        if not outside:                # every id in [-1, M): no bound test per slot;
+        if small:                      # one pass, ids capped into the 16-entry table
+            acc = hz_map16(table, out, at - 1, slots, <uint32_t>M + 1)
+        elif not outside:              # every id in [-1, M): no bound test per slot;
             acc = hz_map_ids(table, out, at, slots)   # negative only if some slot read -2
         else:
             for i in range(slots):     # -1 and every id past M - 1 read at[M] (-2)...

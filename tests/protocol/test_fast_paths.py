@@ -245,8 +245,11 @@ def test_list_kernels_read_slots_and_attributes_alike() -> None:
 @given(st.integers(1, 40), st.integers(1, 7), st.integers(0, 2**32 - 1))
 def test_scan_kernels_equal_their_numpy_rules(rows: int, width: int, seed: int) -> None:
     rng = np.random.default_rng(seed)
-    ids = rng.choice(np.arange(0, 12), size=rng.integers(1, 8), replace=False)
-    table = rng.choice(np.r_[-1, -1, np.arange(0, 14), 2**30], size=(rows, width)).astype(np.int32)
+    # ids below 14 take the 16-entry register lookup (on AVX2), larger ones the general one
+    top = int(rng.choice([12, 14, 15, 40]))
+    ids = rng.choice(np.arange(0, top), size=rng.integers(1, 8), replace=False)
+    table = rng.choice(np.r_[-1, -1, np.arange(0, top + 2), 2**30],
+                       size=(rows, width)).astype(np.int32)
     versions = rng.integers(0, 100, rows).astype(np.int32)
     # dense: ids -> positions, everything else -1
     at = np.full(int(ids.max()) + 1, -1, dtype=np.int32)
@@ -269,6 +272,27 @@ def test_scan_kernels_equal_their_numpy_rules(rows: int, width: int, seed: int) 
     assert np.array_equal(t, want_t) and np.array_equal(v, want_v)
     assert np.array_equal(need, want_need)
     assert np.array_equal(mapped, _scan.dense(want_t, at))
+
+
+@pytest.mark.parametrize("rows", [0, 1, 3, 5000])
+def test_repair_dense_register_lookup_equals_the_general_one(rows: int) -> None:
+    # the same lookup table, once short (16 entries or fewer: the register lookup where
+    # the CPU has AVX2) and once padded with "not a member" entries (the general path)
+    rng = np.random.default_rng(rows)
+    code = np.array([-1, 0, 1, -1, 2, 3, 4, 5, -1, 6, 7, 8, 9], dtype=np.int32)   # 13 ids
+    padded = np.r_[code, np.full(40, -1, dtype=np.int32)]
+    values = np.r_[-1, -1, -1, np.arange(0, 20), 2**30, 2**31 - 1]
+    table = rng.choice(values, size=(rows, 7)).astype(np.int32)
+    versions = rng.integers(0, 100, rows).astype(np.int32)
+    got, want = [], []
+    for c, into in ((code, got), (padded, want)):
+        t, v = table.copy(), versions.copy()
+        cleared, need, mapped = _scan.repair_dense(t, v, c)
+        into.extend([cleared, need, mapped, t, v])
+    assert got[0] == want[0] and got[0] == int(((table >= 0) & (
+        (table >= len(code)) | (code[np.clip(table, 0, len(code) - 1)] < 0))).sum())
+    for a, b in zip(got[1:], want[1:]):
+        assert np.array_equal(a, b)
 
 
 def test_advance_versions_finds_the_first_decrease_and_remembers() -> None:
