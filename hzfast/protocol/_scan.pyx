@@ -39,7 +39,6 @@ cdef extern from *:
        An AVX2 function, called only when the CPU has AVX2 (checked at the call). */
     #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
     #include <immintrin.h>
-    #define HZ_HAVE_MAP16 1
     static int hz_map16_ok(void) { return __builtin_cpu_supports("avx2"); }
     __attribute__((target("avx2")))
     static int32_t hz_map16(const int32_t* __restrict table, int32_t* __restrict out,
@@ -74,7 +73,6 @@ cdef extern from *:
         return a;
     }
     #else
-    #define HZ_HAVE_MAP16 0
     static int hz_map16_ok(void) { return 0; }
     static int32_t hz_map16(const int32_t* table, int32_t* out, const int32_t* lut16,
                             intptr_t n, uint32_t last) { return 0; }   /* never called */
