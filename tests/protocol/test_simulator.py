@@ -8,6 +8,7 @@ Swarm seeds: ``HZFAST_SIM_SEEDS`` (default 2,000) seeds on small shapes, plus
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 import pytest
 from hypothesis import given, settings
@@ -28,18 +29,11 @@ def _shape(seed: int) -> dict[str, int]:
             "backup_count": (1, 1, 2, 0)[seed % 4]}
 
 
-def _explain(r: sim.SimulationResult, **kw: object) -> str:
-    args = ", ".join(f"{k}={v!r}" for k, v in kw.items())
-    return (f"\nreplay: hzfast.sim.run({r.seed}{', ' if args else ''}{args})\n{r.summary()}\n"
-            f"faults: {r.faults}\nviolations:\n  " + "\n  ".join(r.violations)
-            + "\nlast events:\n  " + "\n  ".join(r.last_events[-25:]))
-
-
-def test_5444_safe_loses_nothing() -> None:
+def test_5444_safe_loses_nothing(explain: Callable[..., str]) -> None:
     r = sim.scenario_5444(design="safe")
     assert r.entries_acknowledged == 100_000
-    assert r.entries_lost == 0, _explain(r)
-    assert r.converged and not r.violations, _explain(r)
+    assert r.entries_lost == 0, explain(r)
+    assert r.converged and not r.violations, explain(r)
     assert r.faults_injected.get("scripted_crash") == 1
 
 
@@ -53,21 +47,21 @@ def test_5444_legacy_loses_about_half_and_the_checker_says_so() -> None:
 
 
 @pytest.mark.parametrize("chunk", range(CHUNKS))
-def test_swarm_safe_small_shapes(chunk: int) -> None:
+def test_swarm_safe_small_shapes(chunk: int, explain: Callable[..., str]) -> None:
     for seed in range(chunk, SEEDS, CHUNKS):
         shape = _shape(seed)
         r = sim.run(seed, **shape)
-        assert r.converged and not r.violations, _explain(r, **shape)
-        assert r.entries_lost == r.entries_lost_expected, _explain(r, **shape)
+        assert r.converged and not r.violations, explain(r, **shape)
+        assert r.entries_lost == r.entries_lost_expected, explain(r, **shape)
         assert r.entries_unexpected == 0
 
 
 @pytest.mark.parametrize("chunk", range(4))
-def test_swarm_safe_default_shape(chunk: int) -> None:
+def test_swarm_safe_default_shape(chunk: int, explain: Callable[..., str]) -> None:
     for seed in range(100_000 + chunk, 100_000 + FULL_SEEDS, 4):
         r = sim.run(seed)
-        assert r.converged and not r.violations, _explain(r)
-        assert r.entries_lost == r.entries_lost_expected, _explain(r)
+        assert r.converged and not r.violations, explain(r)
+        assert r.entries_lost == r.entries_lost_expected, explain(r)
 
 
 def test_swarm_exercises_faults_and_marks() -> None:
@@ -113,12 +107,13 @@ def test_same_seed_replays_exactly() -> None:
 @pytest.mark.parametrize("role", ["master", "source", "destination", "owner"])
 @pytest.mark.parametrize("mark", ["migration_started", "replica_copied", "destination_committed",
                                   "master_committed", "source_finalized"])
-def test_scripted_crash_at_each_commit_step(role: str, mark: str) -> None:
+def test_scripted_crash_at_each_commit_step(role: str, mark: str,
+                                           explain: Callable[..., str]) -> None:
     r = sim.run(3, members=3, partitions=16, entries=400, faults="none", joins=1,
                 script=[CrashAt(role, mark)])
     assert r.faults_injected.get("scripted_crash", 0) <= 1
-    assert r.converged and not r.violations, _explain(r)
-    assert r.entries_lost == r.entries_lost_expected == 0, _explain(r)
+    assert r.converged and not r.violations, explain(r)
+    assert r.entries_lost == r.entries_lost_expected == 0, explain(r)
 
 
 def test_clean_run_moves_data_and_settles() -> None:

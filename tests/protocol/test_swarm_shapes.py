@@ -11,6 +11,7 @@ the checker is known to see loss there too. A failure names the seed and the sha
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -31,22 +32,16 @@ SHAPES: dict[str, dict[str, Any]] = {
 }
 
 
-def _explain(r: sim.SimulationResult, shape: dict[str, Any]) -> str:
-    args = ", ".join(f"{k}={v!r}" for k, v in shape.items())
-    return (f"\nreplay: hzfast.sim.run({r.seed}, {args})\n{r.summary()}\n"
-            f"violations:\n  " + "\n  ".join(r.violations[:10])
-            + "\nlast events:\n  " + "\n  ".join(r.last_events[-25:]))
-
-
 @pytest.mark.parametrize("name", list(SHAPES))
-def test_safe_design_loses_only_what_crashes_took(name: str) -> None:
+def test_safe_design_loses_only_what_crashes_took(name: str,
+                                                  explain: Callable[..., str]) -> None:
     shape = SHAPES[name]
     crashed = joined = lost = 0
     for seed in range(SEEDS):
         r = sim.run(seed, **shape)
-        assert r.converged and not r.violations, _explain(r, shape)
-        assert r.entries_lost == r.entries_lost_expected, _explain(r, shape)
-        assert r.entries_unexpected == 0, _explain(r, shape)
+        assert r.converged and not r.violations, explain(r, **shape)
+        assert r.entries_lost == r.entries_lost_expected, explain(r, **shape)
+        assert r.entries_unexpected == 0, explain(r, **shape)
         crashed += r.faults_injected.get("member_crashed", 0)
         joined += r.faults_injected.get("member_joined", 0)
         lost += r.entries_lost
