@@ -29,3 +29,21 @@ def keep_current(
     versions: NDArray[np.int32],  # int32 ndarray (P,), C-contiguous
     seen: NDArray[np.int32],  # int32 ndarray (P,), C-contiguous: the previous call's versions, overwritten
 ) -> set[Any]: ...  # ids of received entries kept below their partition's version
+def well_formed(
+    x: Any,  # object: a migration
+    info_type: type,  # object: MigrationInfo
+    partition_count: int,  # long
+    replica_count: int,  # long
+) -> bool: ...  # x is an info_type with int fields in range; False: let the Python rule decide
+def apply_to(
+    table: NDArray[np.int32],  # int32 ndarray (P, R), C-contiguous, writeable
+    partition: int,  # object: a row index
+    x: Any,  # object: the migration
+    info_type: type,  # object: MigrationInfo
+) -> bool: ...  # True: applied in place; False: nothing written (apply the Python rule)
+def settled(
+    x: Any,  # object: a migration
+    status: Any,  # object: the new status
+    final: int | None,  # object: the new final version, or None to keep x's
+    info_type: type,  # object: MigrationInfo
+) -> Any: ...  # a new info_type, or None when x is not a plain info_type

@@ -19,7 +19,7 @@ its attributes. An empty slot raises the AttributeError attribute lookup would.
 
 from cpython.dict cimport PyDict_GetItem, PyDict_SetItem, PyDict_Contains
 from cpython.set cimport PySet_Add, PySet_Contains
-from cpython.ref cimport PyObject
+from cpython.ref cimport PyObject, Py_INCREF, Py_DECREF
 from cpython.long cimport PyLong_AsLongAndOverflow
 
 cimport numpy as cnp
@@ -34,23 +34,25 @@ cnp.import_array()
 cdef enum:                         # the fields read, as numbered in _FIELDS
     F_ID = 0
     F_PARTITION, F_SOURCE, F_SCI, F_SNI, F_DCI, F_DNI, F_STATUS, F_FINAL, F_PROMOTION
+    F_DESTINATION, F_INITIAL, F_MASTER
     N_FIELDS
 
 _FIELDS = ("id", "partition", "source", "source_current_index", "source_new_index",
            "destination_current_index", "destination_new_index", "status", "final",
-           "promotion")
+           "promotion", "destination", "initial", "master")
 if len(_FIELDS) != N_FIELDS:       # _field indexes it unchecked
     raise ImportError("hzfast.protocol._lists: _FIELDS does not match its enum")
 
 cdef object _slotted = None        # the class _offsets are for (held: its id stays its own)
 cdef object _unslotted = None      # the last class found without them
 cdef Py_ssize_t _offsets[N_FIELDS]
+cdef bint _copyable = False        # _slotted's instances hold nothing but those slots
 
 
 cdef bint _layout(object cls) except -1:
     """Whether every field of ``cls`` the kernels read is an object slot of it (then
     their offsets are in ``_offsets``)."""
-    global _slotted, _unslotted
+    global _slotted, _unslotted, _copyable
     cdef Py_ssize_t offs[N_FIELDS]
     cdef int f
     if cls is _slotted:
@@ -65,7 +67,18 @@ cdef bint _layout(object cls) except -1:
     for f in range(N_FIELDS):
         _offsets[f] = offs[f]
     _slotted = cls
+    _copyable = _only_fields(cls)
     return True
+
+
+cdef bint _only_fields(object cls) except -1:
+    """Whether an instance of ``cls`` holds exactly the ``_FIELDS`` slots: no other slot,
+    no ``__dict__``, no ``__weakref__``, no base with state (``settled`` copies those)."""
+    if cls.__dictoffset__ != 0 or cls.__weakrefoffset__ != 0:
+        return False
+    if cls.__base__ is not object or set(getattr(cls, "__slots__", ())) != set(_FIELDS):
+        return False
+    return cls.__basicsize__ == (<object>object).__basicsize__ + N_FIELDS * sizeof(PyObject*)
 
 
 cdef inline object _field(object x, int f, bint slotted):
@@ -281,4 +294,117 @@ def keep_current(dict keep, dict head, dict front, dict back, set recheck, dict 
     for i in range(len(moved) - 1, -1, -1):
         mid, x = moved[i]
         PyDict_SetItem(front, mid, x)
+    return out
+
+
+cdef long _INT32_END = 1L << 31    # versions and member ids travel as int32
+
+
+def well_formed(object x, object info_type, long partition_count, long replica_count):
+    """Whether ``x`` is an ``info_type`` (MigrationInfo, exactly) whose fields are
+    ints, exactly, within the ranges Node._check_migration requires: partition in
+    ``[0, partition_count)``, destination new index in ``[0, replica_count)``, the other
+    indices in ``[-1, replica_count)``, ``0 <= initial <= final < 2**31``, source and
+    destination in ``[-1, 2**31)``, master in ``[0, 2**31)``. False means "not shown
+    here": the Python rule decides (and names the problem)."""
+    cdef long v, initial, final
+    if type(x) is not info_type or not _layout(info_type):
+        return False
+    return (_small_int(_field(x, F_PARTITION, True), 0, partition_count, &v)
+            and _small_int(_field(x, F_DNI, True), 0, replica_count, &v)
+            and _small_int(_field(x, F_SCI, True), -1, replica_count, &v)
+            and _small_int(_field(x, F_SNI, True), -1, replica_count, &v)
+            and _small_int(_field(x, F_DCI, True), -1, replica_count, &v)
+            and _small_int(_field(x, F_INITIAL, True), 0, _INT32_END, &initial)
+            and _small_int(_field(x, F_FINAL, True), initial, _INT32_END, &final)
+            and _small_int(_field(x, F_SOURCE, True), -1, _INT32_END, &v)
+            and _small_int(_field(x, F_DESTINATION, True), -1, _INT32_END, &v)
+            and _small_int(_field(x, F_MASTER, True), 0, _INT32_END, &v))
+
+
+cdef int32_t* _row(object table, object partition, intp_t* width) except? NULL:
+    """The data of row ``partition`` of ``table`` when ``table`` is a writeable, aligned,
+    native-order, C-contiguous 2-D int32 ndarray and ``partition`` an int row index in
+    range; NULL otherwise."""
+    cdef long p
+    if type(table) is not cnp.ndarray:
+        return NULL
+    cdef cnp.ndarray arr = <cnp.ndarray>table
+    if (cnp.PyArray_TYPE(arr) != cnp.NPY_INT32 or cnp.PyArray_NDIM(arr) != 2
+            or not cnp.PyArray_IS_C_CONTIGUOUS(arr) or not cnp.PyArray_ISNOTSWAPPED(arr)
+            or not cnp.PyArray_ISALIGNED(arr) or not cnp.PyArray_ISWRITEABLE(arr)):
+        return NULL
+    if not _small_int(partition, 0, cnp.PyArray_DIM(arr, 0), &p):
+        return NULL
+    width[0] = cnp.PyArray_DIM(arr, 1)
+    return <int32_t*>cnp.PyArray_DATA(arr) + p * width[0]
+
+
+def apply_to(object table, object partition, object x, object info_type):
+    """Apply migration ``x``'s slot updates to row ``partition`` of ``table`` in place
+    (as Node's ``apply_to_row`` does: source and destination current index cleared, then
+    source and destination written at their new indices) and return True, when ``table``
+    is a writeable C-contiguous int32 (P, R) array, ``partition`` an int in range, ``x`` an
+    ``info_type`` (MigrationInfo, exactly) and its indices and members ints within the row
+    and int32. Otherwise return False without writing anything (the caller applies the
+    Python rule)."""
+    cdef intp_t R
+    cdef long sci, dci, sni, dni, source, destination
+    if type(x) is not info_type or not _layout(info_type):
+        return False
+    cdef int32_t* row = _row(table, partition, &R)
+    if row == NULL:
+        return False
+    if not (_small_int(_field(x, F_SCI, True), -1, R, &sci)
+            and _small_int(_field(x, F_DCI, True), -1, R, &dci)
+            and _small_int(_field(x, F_SNI, True), -1, R, &sni)
+            and _small_int(_field(x, F_DNI, True), -1, R, &dni)
+            and _small_int(_field(x, F_SOURCE, True), -_INT32_END, _INT32_END, &source)
+            and _small_int(_field(x, F_DESTINATION, True), -_INT32_END, _INT32_END,
+                           &destination)):
+        return False
+    if sci >= 0:
+        row[sci] = -1
+    if dci >= 0:
+        row[dci] = -1
+    if sni >= 0:
+        row[sni] = <int32_t>source
+    if dni >= 0:
+        row[dni] = <int32_t>destination
+    return True
+
+
+cdef extern from "Python.h":
+    ctypedef struct _TypeObject "PyTypeObject":
+        PyObject* (*tp_alloc)(_TypeObject*, Py_ssize_t)
+
+
+def settled(object x, object status, object final, object info_type):
+    """A new ``info_type`` with ``x``'s field values, but ``status``, and ``final`` unless
+    it is None: what the class's constructor makes from those values (nothing is
+    validated), when ``x`` is an ``info_type`` (MigrationInfo, exactly) whose instances
+    hold nothing but its fields, every one set. None otherwise (the caller builds it)."""
+    cdef int f
+    cdef PyObject* v
+    if type(x) is not info_type or not _layout(info_type) or not _copyable:
+        return None
+    for f in range(N_FIELDS):
+        if (<PyObject**>(<char*><PyObject*>x + _offsets[f]))[0] == NULL:
+            return None
+    cls = type(x)
+    cdef _TypeObject* tp = <_TypeObject*><PyObject*>cls
+    cdef PyObject* obj = tp.tp_alloc(tp, 0)
+    if obj == NULL:
+        raise MemoryError()
+    out = <object>obj                # owns the new reference (one extra, dropped below)
+    Py_DECREF(out)
+    for f in range(N_FIELDS):
+        if f == F_STATUS:
+            v = <PyObject*>status
+        elif f == F_FINAL and final is not None:
+            v = <PyObject*>final
+        else:
+            v = (<PyObject**>(<char*><PyObject*>x + _offsets[f]))[0]
+        Py_INCREF(<object>v)
+        (<PyObject**>(<char*>obj + _offsets[f]))[0] = v
     return out

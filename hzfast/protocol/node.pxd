@@ -86,4 +86,5 @@ cdef class Node:
 
 
 cpdef apply_to_row(row, x)
+cpdef _apply_row(table, p, x)
 cpdef _settled(x, status, final=*)

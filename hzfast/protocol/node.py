@@ -42,7 +42,7 @@ from hzfast.protocol.events import (
     MessageReceived,
     TimerFired,
 )
-from hzfast.protocol.messages import MigrationInfo, MigrationStatus
+from hzfast.protocol.messages import Message, MigrationInfo, MigrationStatus
 from hzfast.protocol.outputs import CancelTimer, Effect, Mark, Output, Send, SetTimer
 from hzfast.protocol.tables import DivergedTableError, merge_tables
 
@@ -166,10 +166,21 @@ def apply_to_row(row: NDArray[np.int32], x: MigrationInfo) -> None:
         row[x.destination_new_index] = x.destination
 
 
+def _apply_row(table: NDArray[np.int32], p: int, x: MigrationInfo) -> None:
+    """``apply_to_row(table[p], x)``: in C where the table and ``x`` allow it (docs/design.md
+    §11), by the Python rule otherwise."""
+    if not _lists.apply_to(table, p, x, MigrationInfo):
+        apply_to_row(table[p], x)
+
+
 def _settled(x: MigrationInfo, status: MigrationStatus, final: int | None = None
              ) -> MigrationInfo:
     """``x`` with another status (and, given, final version): ``dataclasses.replace``
-    without its per-call field introspection (it runs for every commit and failure)."""
+    without its per-call field introspection (it runs for every commit and failure);
+    a slot copy in C for a plain MigrationInfo."""
+    y: MigrationInfo | None = _lists.settled(x, status, final, MigrationInfo)
+    if y is not None:
+        return y
     return _INFO(x.id, x.partition, x.source, x.source_current_index,
                  x.source_new_index, x.destination, x.destination_current_index,
                  x.destination_new_index, x.master, x.initial,
@@ -376,7 +387,7 @@ class Node:
         t = type(event)
         if t is MessageReceived or isinstance(event, MessageReceived):
             m = event.message                        # type: ignore[attr-defined]
-            if not isinstance(m, msg.Message):
+            if not isinstance(m, Message):
                 raise TypeError(f"message must be a hzfast.protocol message, got "
                                 f"{type(m).__name__}")
             self._receive(event.sender, m)           # type: ignore[attr-defined]
@@ -659,7 +670,7 @@ class Node:
                                detail=f"local version {cur}, migration from {x.initial}")
                     break
                 if x.status == SUCCESS:
-                    apply_to_row(self.replicas[p], x)
+                    _apply_row(self.replicas, p, x)
                 vers[p] = x.final
                 self._finalize(x)
             elif x.id not in finalized:
@@ -867,6 +878,10 @@ class Node:
             self.me, self.initialized and m.stamp == self.stamp))
 
     def _check_migration(self, x: object) -> str:
+        """Why ``x`` is not a well-formed migration for this cluster ("" if it is)."""
+        cfg = self.config
+        if _lists.well_formed(x, MigrationInfo, cfg.partition_count, cfg.replica_count):
+            return ""                                # (the usual case, read in C)
         if not isinstance(x, MigrationInfo):
             return "not a migration"
         if not 0 <= x.partition < self.config.partition_count:
@@ -980,7 +995,7 @@ class Node:
         if x.final < cur or x.initial != cur:
             return False
         done = _settled(x, SUCCESS)
-        apply_to_row(self.replicas[p], done)
+        _apply_row(self.replicas, p, done)
         self.versions[p] = x.final
         self._put_completed(done)
         if self._kc_dict is self._completed:    # _keep_current's index follows the insert
@@ -1097,7 +1112,7 @@ class Node:
             raise AssertionError(f"partition {p} moved under migration {x}")   # pragma: no cover
         i = run.inflight.pop(x.id)[0]
         done = _settled(x, SUCCESS)
-        apply_to_row(self.replicas[p], done)
+        _apply_row(self.replicas, p, done)
         self.versions[p] = x.final
         self.completed[done.id] = done
         if x.destination == self.me and x.destination_new_index == 0 \

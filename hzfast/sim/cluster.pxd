@@ -5,6 +5,9 @@
 # stay readable and writable from Python, and a Python subclass (hzfast.sim.scenario)
 # still overrides any method and adds its own attributes.
 
+from hzfast.sim._queue cimport EventQueue
+
+
 cdef class Simulation:
     cdef public object rng
     cdef public object seed
@@ -18,8 +21,7 @@ cdef class Simulation:
     cdef public dict injected
     cdef public dict marks
     cdef public list violations
-    cdef public list heap
-    cdef public dict queued
+    cdef public EventQueue queue
     cdef public Py_ssize_t seq
     cdef public object now
     cdef public dict nodes

@@ -12,7 +12,6 @@ import random
 from collections import deque
 from collections.abc import Hashable
 from dataclasses import dataclass, field
-from heapq import heappop, heappush
 from typing import Any
 
 import numpy as np
@@ -30,7 +29,8 @@ from hzfast.protocol.events import (
 )
 from hzfast.protocol.node import Config, MemberState, Node
 from hzfast.protocol.outputs import CancelTimer, Effect, Mark, Send, SetTimer
-from hzfast.sim._checks import advance_versions
+from hzfast.sim._checks import advance_versions, first_disagreement
+from hzfast.sim._queue import EventQueue
 
 __all__ = ["FAULT_MODES", "ROLES", "CrashAt", "FaultPlan", "Simulation", "SimulationResult"]
 
@@ -172,10 +172,9 @@ class Simulation:
         self.injected: dict[str, int] = {}
         self.marks: dict[str, int] = {}
         self.violations: list[str] = []
-        # the event queue: a heap of keys (time << _SEQ_BITS) | sequence, plain ints that
-        # compare in one step where (time, sequence, ...) tuples took several (same order)
-        self.heap: list[int] = []
-        self.queued: dict[int, tuple[str, Any]] = {}
+        # the event queue: keys (time << _SEQ_BITS) | sequence in a C heap, each with its
+        # kind and payload (hzfast.sim._queue; the same order as (time, sequence) tuples)
+        self.queue = EventQueue()
         self.seq = 0
         self.now = 0
         self.nodes: dict[int, Node] = {}
@@ -242,9 +241,7 @@ class Simulation:
 
     def _push(self, t: int, kind: str, payload: Any) -> None:
         self.seq += 1
-        key = (t << _SEQ_BITS) | self.seq
-        self.queued[key] = (kind, payload)
-        heappush(self.heap, key)
+        self.queue.push((t << _SEQ_BITS) | self.seq, kind, payload)
 
     def _new_member(self) -> int:
         mid = self.next_id
@@ -610,10 +607,13 @@ class Simulation:
         nodes = [n for n in self.nodes.values() if n.initialized]
         for i in range(1, len(nodes)):
             a, b = nodes[0], nodes[i]
-            same = a.versions == b.versions
-            bad = same & (a.replicas != b.replicas).any(axis=1)
-            if bad.any():
-                p = int(np.flatnonzero(bad)[0])
+            try:                               # one pass in C (§12)
+                p = first_disagreement(a.versions, a.replicas, b.versions, b.replicas)
+            except TypeError:                  # another dtype, layout or shape: numpy's way
+                same = a.versions == b.versions
+                bad = np.flatnonzero(same & (a.replicas != b.replicas).any(axis=1))
+                p = int(bad[0]) if len(bad) else -1
+            if p >= 0:
                 self._violation(f"m{a.me} and m{b.me} hold partition {p} at version "
                                 f"{int(a.versions[p])} with different replicas "
                                 f"{a.replicas[p].tolist()} vs {b.replicas[p].tolist()}")
@@ -658,18 +658,15 @@ class Simulation:
                 gc.enable()
 
     def _run(self) -> SimulationResult:
-        heap = self.heap
-        queued = self.queued
         safe = self.design == "safe"
         next_check = 100
         converged = False
         end = SAFETY_TICKS + LIVENESS_TICKS
         for _ in range(5_000_000):
-            if not heap:
+            if not len(self.queue):                # (self.queue: C calls when compiled)
                 break
-            key = heappop(heap)
-            t = key >> _SEQ_BITS
-            kind, payload = queued.pop(key)
+            t = self.queue.pop() >> _SEQ_BITS
+            kind, payload = self.queue.kind, self.queue.payload
             if t > end:
                 break
             self.now = t
@@ -683,13 +680,15 @@ class Simulation:
                     del self.timer_tok[(mid, key)]
                     self._handle(mid, _FIRED(key))
             elif kind == "effect":
-                self._effect(*payload)
+                mid, e = payload
+                self._effect(mid, e)
             elif kind == "done":
                 mid, eid, ok = payload
                 if mid in self.nodes:
                     self._handle(mid, _DONE(eid, ok))
             elif kind == "arrive":
-                self._arrive(*payload)
+                src, to, what, p, x, snap, eid = payload
+                self._arrive(src, to, what, p, x, snap, eid)
             elif kind == "sync_start":
                 src, to, p, eid, d = payload
                 if src in self.nodes:

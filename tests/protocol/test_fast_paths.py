@@ -392,3 +392,179 @@ def test_the_simulators_versions_check_sees_a_decrease(dtype: type) -> None:
     assert sum(want in v for v in r.violations) == 1, r.violations
     clean = Simulation(3, members=3, partitions=16, entries=100, faults="none").run()
     assert not any("versions decreased" in v for v in clean.violations)
+
+
+# ---------------------------------------------------------------- per-migration helpers in C
+@settings(max_examples=300, deadline=None)
+@given(lst=_lists_of_entries())
+def test_well_formed_agrees_with_the_python_rule(lst: tuple[object, ...]) -> None:
+    # True exactly for the entries _check_migration passes with exact-int fields; never
+    # True for one it rejects (False hands the entry to the Python rule)
+    n = _member()
+    for x in lst:
+        why = n._check_migration(x)
+        fast = _lists.well_formed(x, MigrationInfo, P, 7)
+        if fast:
+            assert why == ""
+        elif why == "" and type(x) is MigrationInfo:
+            # a valid entry the kernel leaves to Python: some field is not an exact int
+            assert any(type(getattr(x, f)) is not int for f in
+                       ("partition", "source", "source_current_index", "source_new_index",
+                        "destination", "destination_current_index", "destination_new_index",
+                        "master", "initial", "final"))
+
+
+def test_well_formed_leaves_odd_entries_to_the_python_rule() -> None:
+    ok = MigrationInfo((1, 9), 3, 1, 0, -1, 2, -1, 0, 1, 1, 2, SUCCESS)
+    assert _lists.well_formed(ok, MigrationInfo, P, 7)
+    assert not _lists.well_formed(ok, MigrationInfo, 3, 7)          # partition 3 of 3
+
+    class Sub(MigrationInfo):
+        __slots__ = ()
+
+    sub = Sub(*[getattr(ok, f) for f in MigrationInfo.__dataclass_fields__])
+    assert not _lists.well_formed(sub, MigrationInfo, P, 7)          # subclasses: Python
+    assert _member()._check_migration(sub) == ""
+    for field, value in [("partition", True), ("final", 2**31), ("initial", 3),
+                         ("source", 2**70), ("master", -1), ("destination_new_index", -1),
+                         ("source_current_index", 7), ("destination", 1.0)]:
+        odd = _build.Builder(MigrationInfo)(*[value if f == field else getattr(ok, f)
+                                              for f in MigrationInfo.__dataclass_fields__])
+        assert not _lists.well_formed(odd, MigrationInfo, P, 7), field
+    with pytest.raises(AttributeError):        # empty slots: what attribute lookup raises
+        _lists.well_formed(object.__new__(MigrationInfo), MigrationInfo, P, 7)
+
+
+@settings(max_examples=300, deadline=None)
+@given(lst=_lists_of_entries(), seed=st.integers(0, 2**32 - 1))
+def test_apply_to_equals_apply_to_row(lst: tuple[object, ...], seed: int) -> None:
+    from hzfast.protocol.node import apply_to_row
+
+    rng = np.random.default_rng(seed)
+    table = rng.integers(-1, 9, (P, 7)).astype(np.int32)
+    for x in lst:
+        if type(x) is not MigrationInfo:
+            assert not _lists.apply_to(table, 0, x, MigrationInfo)
+            continue
+        p = int(rng.integers(-1, P + 1))
+        want = table.copy()
+        try:
+            apply_to_row(want[p], x)
+            want_error = None
+        except (IndexError, OverflowError, TypeError, ValueError) as e:
+            want, want_error = table.copy(), type(e)
+        got = table.copy()
+        if _lists.apply_to(got, p, x, MigrationInfo):
+            assert want_error is None and 0 <= p < P
+            assert np.array_equal(got, want)
+        else:
+            assert np.array_equal(got, table)       # nothing written: the Python rule runs
+    frozen = table.copy()
+    frozen.setflags(write=False)
+    ok = MigrationInfo((1, 9), 3, 1, 0, -1, 2, -1, 1, 1, 1, 2, SUCCESS)
+    for t in (frozen, table.astype(np.int64), np.asfortranarray(table), table[:, :3], table[0]):
+        assert not _lists.apply_to(t, 3, ok, MigrationInfo)
+    assert _lists.apply_to(table, 3, ok, MigrationInfo) and table[3, :2].tolist() == [-1, 2]
+
+
+def test_settled_equals_the_constructor() -> None:
+    import dataclasses
+
+    x = MigrationInfo((1, 9), 3, 1, 0, -1, 2, -1, 0, 1, 1, 2, ACTIVE)
+    for status, final in [(SUCCESS, None), (FAILED, 7), (FAILED, None)]:
+        y = _lists.settled(x, status, final, MigrationInfo)
+        want = dataclasses.replace(x, status=status, final=x.final if final is None else final)
+        assert type(y) is MigrationInfo and y == want and hash(y) == hash(want)
+        assert y.id is x.id and x.status is ACTIVE                       # x untouched
+    class Sub(MigrationInfo):
+        __slots__ = ()
+
+    sub = Sub(*[getattr(x, f) for f in MigrationInfo.__dataclass_fields__])
+    assert _lists.settled(sub, SUCCESS, None, MigrationInfo) is None     # built by Python
+    assert _lists.settled(object.__new__(MigrationInfo), SUCCESS, None, MigrationInfo) is None
+    assert _lists.settled("x", SUCCESS, None, MigrationInfo) is None
+
+
+# ---------------------------------------------------------------- the simulator's C parts
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.integers(0, 2**63 - 1), st.integers(0, 50), st.none()),
+                max_size=200))
+def test_event_queue_pops_in_heapq_order(ops: list[int | None]) -> None:
+    # None pops; an int pushes (duplicate keys made unique by a sequence, as the
+    # simulator's are); the same order, kinds and payloads as heapq's
+    import heapq
+
+    from hzfast.sim._queue import EventQueue
+
+    q, ref, seen = EventQueue(), [], set()
+    for i, op in enumerate(ops):
+        if op is None:
+            if not ref:
+                with pytest.raises(IndexError):
+                    q.pop()
+                continue
+            key, kind, payload = heapq.heappop(ref)
+            assert q.pop() == key and q.kind == kind and q.payload is payload
+        elif op not in seen:
+            seen.add(op)
+            payload = object()
+            heapq.heappush(ref, (op, f"k{i}", payload))
+            q.push(op, f"k{i}", payload)
+        assert len(q) == len(ref)
+    while ref:
+        key, kind, payload = heapq.heappop(ref)
+        assert q.pop() == key and q.kind == kind and q.payload is payload
+
+
+def test_event_queue_lets_go_and_refuses_bad_keys() -> None:
+    import weakref
+
+    from hzfast.sim._queue import EventQueue
+
+    class Payload:
+        pass
+
+    q, p = EventQueue(), Payload()
+    ref = weakref.ref(p)
+    q.push(5, "msg", p)
+    q.push(3, "timer", None)
+    del p
+    assert q.pop() == 3 and q.pop() == 5 and ref() is q.payload
+    q.push(1, "x", None)
+    q.pop()
+    assert ref() is None                        # popped and replaced: nothing holds it
+    with pytest.raises(ValueError, match="key"):
+        q.push(-1, "x", None)
+    with pytest.raises(OverflowError):
+        q.push(2**63, "x", None)
+    q.push(2, "x", Payload())
+    q.clear()
+    assert len(q) == 0
+    with pytest.raises(IndexError):
+        q.pop()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 60), st.integers(1, 7), st.integers(0, 2**32 - 1))
+def test_first_disagreement_equals_its_numpy_rule(n: int, width: int, seed: int) -> None:
+    from hzfast.sim._checks import first_disagreement
+
+    rng = np.random.default_rng(seed)
+    va = rng.integers(0, 3, n).astype(np.int32)
+    vb = np.where(rng.random(n) < 0.7, va, va + 1).astype(np.int32)
+    ra = rng.integers(-1, 4, (n, width)).astype(np.int32)
+    rb = np.where(rng.random((n, width)) < 0.95, ra, ra + 1).astype(np.int32)
+    bad = np.flatnonzero((va == vb) & (ra != rb).any(axis=1))
+    assert first_disagreement(va, ra, vb, rb) == (int(bad[0]) if len(bad) else -1)
+    assert first_disagreement(va, ra, va, ra) == -1
+
+
+def test_first_disagreement_refuses_what_it_cannot_read() -> None:
+    from hzfast.sim._checks import first_disagreement
+
+    v, r = np.zeros(4, dtype=np.int32), np.zeros((4, 7), dtype=np.int32)
+    for args in [(v.astype(np.int64), r, v, r), (v, r.astype(np.int64), v, r),
+                 (v, np.asfortranarray(r), v, r), (v, r, v[:3], r), (v, r, v, r[:, :3]),
+                 (v, r, v, r[:3]), (v, r.ravel(), v, r), (list(v), r, v, r)]:
+        with pytest.raises(TypeError, match="first_disagreement"):
+            first_disagreement(*args)           # type: ignore[arg-type]
