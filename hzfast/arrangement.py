@@ -304,6 +304,43 @@ def _prepare(current: TableLike, members: MembersLike, grouping: Grouping,
     return _Prepared(_pad(cur, W), gid, G, R, min(R, G), gstart, gmem)
 
 
+#: Group counts up to which the extras (the ``P % G`` partitions above the even share)
+#: are handed out with Python lists rather than a numpy sort per replica index: for a
+#: handful of groups, numpy's per-call cost is most of an arrangement of a small table.
+_SMALL_G = 32
+
+
+def _extras_small(gc: list[list[int]], P: int, G: int, R_fill: int, f: int, e: int
+                  ) -> list[list[int]]:
+    """Which groups get one partition more than ``f`` at each replica index: the loop of
+    :func:`_quotas` for ``e = P % G > 0``, with each ``np.lexsort`` as a ``sorted`` on the
+    same keys (ties by group id, as the lexsort's last key), so the same picks."""
+    exact = R_fill == G
+    kmax = P - R_fill * f
+    capped = not exact and kmax < R_fill
+    k = [0] * G
+    extra = [[0] * G for _ in range(R_fill)]
+    for r in range(R_fill):
+        s = R_fill - r
+        row = gc[r]
+        if exact:
+            need = [e - x for x in k]
+            forced = [g for g in range(G) if need[g] == s]
+            order = sorted(range(G), key=lambda g: (-row[g], -need[g], g))
+            rest = [g for g in order if need[g] > 0 and need[g] != s]
+            picked = forced + rest[: e - len(forced)]
+        elif capped:
+            c = [kmax - x for x in k]
+            order = sorted(range(G), key=lambda g: (-c[g], -row[g], g))
+            picked = [g for g in order if c[g] > 0][:e]
+        else:
+            picked = sorted(range(G), key=lambda g: (-row[g], k[g], g))[:e]
+        for g in set(picked):          # (numpy's gq[r, picked] += 1: once per group)
+            extra[r][g] += 1
+            k[g] += 1
+    return extra
+
+
 def _quotas(cnt: NDArray[np.int32], prep: _Prepared) -> NDArray[np.int32]:
     """Member quotas (R_fill, M) from keepable counts ``cnt`` (R_fill, M)."""
     P = prep.cur.shape[0]
@@ -322,7 +359,9 @@ def _quotas(cnt: NDArray[np.int32], prep: _Prepared) -> NDArray[np.int32]:
     f, e = divmod(P, G)
     gq = np.full((R_fill, G), f, dtype=np.int64)
     ids = np.arange(G)
-    if e:
+    if e and G <= _SMALL_G:
+        gq += _extras_small(gc.tolist(), P, G, R_fill, f, e)
+    elif e:
         exact = R_fill == G
         kmax = P - R_fill * f
         capped = not exact and kmax < R_fill

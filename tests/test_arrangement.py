@@ -514,3 +514,34 @@ def test_stuck_heavy_changes_equal_the_reference(P, grouping):
                 continue
             want = ref.arrange(cur, members(k), grouping=grouping)
             assert (got == np.asarray(want)).all(), (P, n, k, grouping)
+
+
+def test_small_group_extras_equal_the_numpy_sorts(monkeypatch):
+    # the extras of a few groups are handed out with sorted() on Python lists; the same
+    # picks as the numpy lexsorts, on every branch (R_fill == G, capped, the general one)
+    rng = np.random.default_rng(77)
+    branches = set()
+    small = []                     # few partitions over many groups: the capped branch
+    for P, M, R in [(5, 4, 3), (3, 7, 2), (9, 11, 4), (2, 6, 1), (13, 9, 5)]:
+        cur = np.where(rng.random((P, R)) < 0.5, -1, rng.integers(0, M, (P, R)))
+        cur = np.array([list(dict.fromkeys(r)) + [-1] * (R - len(set(r))) for r in cur])
+        small.append((cur.astype(np.int32), Members.from_count(M), "per_member", R))
+    cases = [(*_random_case(rng, it), [None, 1, 2, 3, 7][it % 5]) for it in range(400)]
+    for it, (cur, members, grouping, R) in enumerate(small + cases):
+        try:
+            prep = A._prepare(cur, members, grouping, R)
+        except ValueError:
+            continue
+        P, G, R_fill = prep.cur.shape[0], prep.G, prep.R_fill
+        f, e = divmod(P, G)
+        if not e or G > A._SMALL_G:
+            continue
+        branches.add("exact" if R_fill == G else "capped" if P - R_fill * f < R_fill
+                     else "general")
+        counts = _arrange.Arranger(prep.cur, prep.gid, G, R_fill, prep.gstart, prep.gmem,
+                                   1).counts
+        small = A._quotas(counts, prep)
+        with monkeypatch.context() as m:
+            m.setattr(A, "_SMALL_G", 0)
+            assert A._quotas(counts, prep).tolist() == small.tolist(), (it, G, R_fill, P)
+    assert branches == {"exact", "capped", "general"}

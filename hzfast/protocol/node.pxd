@@ -7,6 +7,7 @@
 
 cdef class _Run:
     cdef public object executor
+    cdef public object core
     cdef public object ids
     cdef public dict inflight
     cdef public bint aborted
@@ -88,3 +89,4 @@ cdef class Node:
 cpdef apply_to_row(row, x)
 cpdef _apply_row(table, p, x)
 cpdef _settled(x, status, final=*)
+cpdef _finished(_Run run, i, ok)

@@ -29,6 +29,7 @@ from hzfast.arrangement import arrange
 from hzfast.hashing import stamp as _stamp
 from hzfast.members import Members
 from hzfast.migration.apply import apply_migrations
+from hzfast.migration._executor import ANSWER_ACCEPTED as _ACCEPTED
 from hzfast.migration.executor import Executor
 from hzfast.migration.plan import MigrationPlan
 from hzfast.migration.planner import _plan_with_endpoints
@@ -200,15 +201,24 @@ def _ids_of(dense: NDArray[np.int32], ids: NDArray[np.int64]) -> NDArray[np.int3
 class _Run:
     """The master's running plan: the executor and the migrations in flight."""
 
-    __slots__ = ("aborted", "changes", "executor", "idle_at", "ids", "inflight")
+    __slots__ = ("aborted", "changes", "core", "executor", "idle_at", "ids", "inflight")
 
     def __init__(self, executor: Executor, ids: NDArray[np.int64]) -> None:
         self.executor = executor
+        # the executor's kernel, called directly on the hot path (the wrapper's checks are
+        # for callers outside hzfast; a refusal goes back through the wrapper to raise)
+        self.core = executor._core
         self.ids = ids                                  # dense index -> member id
         self.inflight: dict[MigrationId, tuple[int, MigrationInfo, str, int]] = {}
         self.aborted = False
         self.changes = 0            # executor calls that change its state (started/finished)
         self.idle_at = -1           # ``changes`` when ready() last had nothing to start
+
+
+def _finished(run: _Run, i: int, ok: bool) -> None:
+    """``run.executor.finished(i, ok)`` through its kernel (``i``: a row in flight)."""
+    if run.core.finish(i, ok) != _ACCEPTED:
+        run.executor.finished(i, ok)          # raises the refusal
 
 
 class Node:
@@ -1122,7 +1132,7 @@ class Node:
             self._unconfirmed[p] = x.id
         self._mark("master_committed", done)
         self._finalize(done)
-        run.executor.finished(i, True)
+        _finished(run, i, True)
         run.changes += 1
         if self.config.design == "legacy":
             self._publish_table()
@@ -1145,7 +1155,7 @@ class Node:
             if m != self.me and m in self.members:
                 self._send(m, self._table_message())
         if ent is not None:
-            run.executor.finished(ent[0], False)
+            _finished(run, ent[0], False)
             run.changes += 1
 
     def _on_publish_ack(self, m: msg.PublishCompletedAck) -> None:
@@ -1448,18 +1458,19 @@ class Node:
     def _drive(self) -> None:
         run = self._run
         assert run is not None
-        ex = run.executor
-        if not run.aborted and not ex.failed and run.idle_at != run.changes:
-            rows = ex.ready().tolist()      # (unchanged executor: the same empty answer)
+        core = run.core
+        if not run.aborted and not core.failed and run.idle_at != run.changes:
+            rows = core.ready().tolist()    # (unchanged executor: the same empty answer)
             if not rows:
                 run.idle_at = run.changes
             for i in rows:
-                if ex.failed:
+                if core.failed:
                     break
                 self._start(int(i))
-        if not run.inflight and (run.aborted or ex.failed or ex.done):
+        if not run.inflight and (run.aborted or core.failed or (          # Executor.done
+                core.in_flight == 0 and (core.waiting == 0 or core.stopped))):
             self._run = None
-            failed = ex.failed
+            failed = bool(core.failed)
             if self._publish is None:
                 self._publish_completed()
             self._dirty = True
@@ -1470,17 +1481,17 @@ class Node:
     def _start(self, i: int) -> None:
         run = self._run
         assert run is not None
-        ex = run.executor
         assert self._run_plan is not None
         x = self._info(self._run_plan, i, run.ids)
         p = x.partition
         owner = self.replicas.item(p, 0)
         members = self.members
-        ex.started(i)
+        if run.core.start(i) != _ACCEPTED:    # (i from ready(): a row of the plan)
+            run.executor.started(i)           # raises the refusal
         run.changes += 1
         if (owner == -1 or owner not in members or x.destination not in members
                 or (x.source >= 0 and x.source not in members)):
-            ex.finished(i, False)
+            _finished(run, i, False)
             run.changes += 1
             self._mark("migration_failed", x, detail="dropped at start: a participant is gone")
             return
