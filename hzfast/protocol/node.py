@@ -802,8 +802,8 @@ class Node:
         if x.source == self.me and x.source_current_index > 0 and not x.promotion:
             self._finalized.add(x.id)              # a passive source: on arrival (§7 3(h))
             sni = x.source_new_index
-            row = self.replicas[p, :bc + 1]
-            if x.status == SUCCESS and (sni == -1 or sni > bc) and self.me not in row:
+            if x.status == SUCCESS and (sni == -1 or sni > bc) \
+                    and self.me not in self.replicas[p, :bc + 1].tolist():
                 self._effect("clear", p, x)
             self._mark("source_finalized", x)
 

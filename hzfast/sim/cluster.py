@@ -204,12 +204,15 @@ class Simulation:
         self.keys_of: dict[int, list[int]] = {}      # a partition's keys, ascending
         self.pending: dict[int, int] = {}
         if entries:                                  # keys grouped by partition, at once
-            order = np.argsort(pid, kind="stable")
-            cuts = np.flatnonzero(np.diff(pid[order])) + 1
-            for group in np.split(keys[order], cuts):
-                p = int(pid[group[0]])
-                self.keys_of[p] = group.tolist()
-                self.pending[p] = (1 << int(len(group))) - 1   # (a Python int: no C shift)
+            # (a stable sort keeps each group's keys ascending; 16-bit ids sort by radix)
+            order = np.argsort(pid.astype(np.uint16) if partitions <= 1 << 16 else pid,
+                               kind="stable")
+            by_pid = pid[order]
+            sorted_keys = keys[order].tolist()
+            bounds = [0, *(np.flatnonzero(np.diff(by_pid)) + 1).tolist(), len(sorted_keys)]
+            for p, a, b in zip(by_pid[bounds[:-1]].tolist(), bounds, bounds[1:]):
+                self.keys_of[p] = sorted_keys[a:b]
+                self.pending[p] = (1 << (b - a)) - 1   # (Python ints: no C shift)
         self.acked: dict[int, int] = {}
         self.attempted: dict[int, int] = {}
         # holder crashes counted per entry, as masks per partition in a thermometer code:
@@ -360,17 +363,18 @@ class Simulation:
 
     def _on_mark(self, mid: int, mk: Mark, crash: list[int]) -> None:
         marks = self.marks
-        marks[mk.name] = marks.get(mk.name, 0) + 1
+        name = mk.name
+        marks[name] = marks.get(name, 0) + 1
         x = mk.migration
-        if mk.name == "master_committed" and x is not None:
+        if name == "master_committed" and x is not None:
             self.committed.add(x.id)
-        if mk.name == "recovery_published":      # what a destination committed stands
+        if name == "recovery_published":      # what a destination committed stands
             self.committed |= {y.id for y in self.nodes[mid].completed.values()
                                if y.status == msg.MigrationStatus.SUCCESS}
-        if mk.name == "migration_failed":
+        if name == "migration_failed":
             self.result.migrations_failed += 1
         for i, (c, seen) in enumerate(self.script):
-            if c.mark != mk.name or seen >= c.nth:
+            if c.mark != name or seen >= c.nth:
                 continue
             seen += 1
             self.script[i] = (c, seen)
