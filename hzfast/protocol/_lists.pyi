@@ -18,6 +18,7 @@ def attention(
 def keyed(
     lst: tuple[Any, ...],  # tuple
     stop: int,  # Py_ssize_t
+    head: dict[Any, Any] | None = None,  # dict: the previous head (copied when lst starts with it)
 ) -> dict[Any, Any]: ...  # {x.id: x for x in lst[:stop]}
 def keep_current(
     keep: dict[Any, Any],  # dict: the received entries kept (the new head)

@@ -17,7 +17,8 @@ once per class, instead of through attribute lookup; any other class is read thr
 its attributes. An empty slot raises the AttributeError attribute lookup would.
 """
 
-from cpython.dict cimport PyDict_GetItem, PyDict_SetItem, PyDict_Contains
+from cpython.dict cimport (PyDict_GetItem, PyDict_SetItem, PyDict_Contains, PyDict_Copy,
+                           PyDict_Next)
 from cpython.set cimport PySet_Add, PySet_Contains
 from cpython.ref cimport PyObject, Py_INCREF, Py_DECREF
 from cpython.long cimport PyLong_AsLongAndOverflow
@@ -183,12 +184,46 @@ def attention(tuple lst, Py_ssize_t start, object versions, object info_type,
     return n
 
 
-def keyed(tuple lst, Py_ssize_t stop):
-    """``{x.id: x for x in lst[:stop]}`` (a later duplicate id takes the first's place)."""
-    cdef dict out = {}
-    cdef Py_ssize_t i
+cdef Py_ssize_t _shared_front(dict a, dict b) except -1:
+    """How many leading entries ``a`` and ``b`` share, key and value the same objects, in
+    order (no hashing: the two dicts are walked side by side)."""
+    cdef Py_ssize_t pa = 0, pb = 0, n = 0
+    cdef PyObject* ka
+    cdef PyObject* va
+    cdef PyObject* kb
+    cdef PyObject* vb
+    while PyDict_Next(a, &pa, &ka, &va) and PyDict_Next(b, &pb, &kb, &vb):
+        if ka != kb or va != vb:
+            break
+        n += 1
+    return n
+
+
+def keyed(tuple lst, Py_ssize_t stop, dict head=None):
+    """``{x.id: x for x in lst[:stop]}`` (a later duplicate id takes the first's place).
+
+    ``head``: the member's previous list head (its keys each value's id, as ``keyed``
+    and the node make them). When ``lst`` starts with ``head``'s values, the same objects
+    in the same order, the result starts as a copy of ``head`` (no key hashed again)."""
+    cdef dict out
+    cdef Py_ssize_t i, start = 0, n
     cdef object x
-    for i in range(stop):
+    cdef PyObject* k
+    cdef PyObject* v
+    cdef Py_ssize_t pos = 0
+    if head is not None and 0 < len(head) <= stop:
+        n = len(head)
+        while PyDict_Next(head, &pos, &k, &v):
+            if start >= n or <object>v is not lst[start] \
+                    or <object>k is not _field(<object>v, F_ID, _slots_of(<object>v)):
+                break
+            start += 1
+    if start and start == len(head):
+        out = PyDict_Copy(head)
+    else:
+        out = {}
+        start = 0
+    for i in range(start, stop):
         x = lst[i]
         PyDict_SetItem(out, _field(x, F_ID, _slots_of(x)), x)
     return out
@@ -252,9 +287,19 @@ def keep_current(dict keep, dict head, dict front, dict back, set recheck, dict 
         prev = _find(mid, head, front, back)
         if prev != NULL and not _current(<object>prev, vers, P):
             drop.append(mid)
+    # ``head`` is often the front of ``keep``, entry for entry (the master's list grew by
+    # the migrations completed since): those entries need only the "current?" test, and
+    # none of ``head`` is left over for ``front``
+    cdef Py_ssize_t nhead = len(head), shared = _shared_front(keep, head), seen_head = 0
+    cdef bint extends = keep is not head and shared == nhead
     cdef set out = set()
     cdef dict part_of
     for mid, x in keep.items():
+        if extends and seen_head < nhead:
+            seen_head += 1               # (mid, x) is head's own entry at this place
+            if not _current(x, vers, P):
+                PySet_Add(out, mid)
+            continue
         part = _field(x, F_PARTITION, _slots_of(x))
         part_of = head
         prev = PyDict_GetItem(head, mid)
@@ -284,7 +329,7 @@ def keep_current(dict keep, dict head, dict front, dict back, set recheck, dict 
             del front[mid]
         elif back and PyDict_Contains(back, mid):
             del back[mid]
-    if keep is head:
+    if keep is head or extends:
         return out
     # the previous head's other entries, in its order, at the front of the retained ones
     for mid, x in head.items():

@@ -688,7 +688,7 @@ class Node:
             i = _lists.attention(lst, i + 1, vers, MigrationInfo, R, finalized, active,
                                  unconfirmed, me)
         if not self.is_master:
-            self._keep_current(_lists.keyed(lst, stop))
+            self._keep_current(_lists.keyed(lst, stop, self._completed))
         return ok
 
     def _apply_completed_slow(self, lst: tuple[MigrationInfo, ...]) -> bool:

@@ -123,7 +123,7 @@ def test_keep_current_index_follows_whole_runs(monkeypatch: pytest.MonkeyPatch) 
               ) -> list[tuple[tuple[int, int], MigrationInfo]]:
         return [*head.items(), *((m, front[m]) for m in reversed(front)), *back.items()]
 
-    calls = moved = chained = 0
+    calls = moved = chained = extending = 0
     fast = _lists.keep_current
     # a call's result, by its head (held, so no other dict takes its id): the next call
     # on that member must start from it, with destination commits (Node._put_completed)
@@ -132,8 +132,12 @@ def test_keep_current_index_follows_whole_runs(monkeypatch: pytest.MonkeyPatch) 
 
     def checked(keep: Entries, head: Entries, front: Entries, back: Entries,
                 *rest: object) -> object:
-        nonlocal calls, moved, chained
+        nonlocal calls, moved, chained, extending
         old = whole(head, front, back)
+        pairs = list(zip(head.items(), keep.items()))
+        if keep is not head and len(pairs) == len(head) \
+                and all(a is c and b is d for (a, b), (c, d) in pairs):
+            extending += 1                       # the kernel's shortcut: head starts keep
         if id(head) in after:
             ids = after.pop(id(head))[1]
             assert [m for m, _ in old[:len(ids)]] == ids
@@ -157,6 +161,7 @@ def test_keep_current_index_follows_whole_runs(monkeypatch: pytest.MonkeyPatch) 
         r = sim.run(seed, partitions=32, entries=300, backup_count=seed % 3)
         assert r.ok, r.summary()
     assert calls > 100 and moved > 10 and chained > calls // 2
+    assert calls // 4 < extending < calls        # both of the kernel's ways, often
 
 
 def test_completed_parts_read_as_one_list() -> None:
@@ -568,3 +573,32 @@ def test_first_disagreement_refuses_what_it_cannot_read() -> None:
                  (v, r, v, r[:3]), (v, r.ravel(), v, r), (list(v), r, v, r)]:
         with pytest.raises(TypeError, match="first_disagreement"):
             first_disagreement(*args)           # type: ignore[arg-type]
+
+
+@settings(max_examples=300, deadline=None)
+@given(lst=_lists_of_entries(), cut=st.integers(0, 12), stop=st.integers(0, 12),
+       change=st.sampled_from(["none", "value", "key", "extra", "drop"]))
+def test_keyed_from_a_head_equals_keyed(lst: tuple[object, ...], cut: int, stop: int,
+                                        change: str) -> None:
+    # a head made from lst's first entries (as keyed makes it), sometimes changed since:
+    # the result is keyed's without a head, entry for entry and in order
+    lst = tuple(x for x in lst if isinstance(x, MigrationInfo))
+    stop = min(stop, len(lst))
+    head = _lists.keyed(lst, min(cut, len(lst)))
+    if head and change == "value":               # an equal entry, another object
+        k = next(iter(head))
+        head[k] = copy.copy(head[k])
+    elif head and change == "key":               # an equal id, another object
+        k, v = next(iter(head.items()))
+        del head[k]
+        head[tuple(list(k))] = v
+    elif change == "extra":                      # an entry appended since (a commit here)
+        head[(9, 9)] = MigrationInfo((9, 9), 0, 1, 0, -1, 2, -1, 1, 1, 1, 2, SUCCESS)
+    elif head and change == "drop":
+        del head[next(iter(head))]
+    before = list(head.items())
+    got = _lists.keyed(lst, stop, head)
+    want = _lists.keyed(lst, stop)
+    assert list(got.items()) == list(want.items())
+    assert all(a is b for a, b in zip(got.values(), want.values()))
+    assert list(head.items()) == before and got is not head
