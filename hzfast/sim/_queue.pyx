@@ -24,13 +24,8 @@ cdef class EventQueue:
 
     def __cinit__(self):
         self.heap = NULL
-        self.n = 0
         self.cap = 0
-        self.kinds = []
-        self.payloads = []
-        self.free = []
-        self.kind = None
-        self.payload = None
+        self.clear()
 
     def __dealloc__(self):
         PyMem_Free(self.heap)
@@ -102,7 +97,7 @@ cdef class EventQueue:
         return top.key
 
     def clear(self):
-        """Drop every event."""
+        """Drop every event (the C array is kept for reuse)."""
         self.n = 0
         self.kinds = []
         self.payloads = []
