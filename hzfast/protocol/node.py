@@ -217,8 +217,8 @@ class _Run:
 
 def _finished(run: _Run, i: int, ok: bool) -> None:
     """``run.executor.finished(i, ok)`` through its kernel (``i``: a row in flight)."""
-    if run.core.finish(i, ok) != _ACCEPTED:
-        run.executor.finished(i, ok)          # raises the refusal
+    if not 0 <= i < run.core.n or run.core.finish(i, ok) != _ACCEPTED:
+        run.executor.finished(i, ok)          # raises the refusal (or the bad row)
 
 
 class Node:
@@ -1486,8 +1486,8 @@ class Node:
         p = x.partition
         owner = self.replicas.item(p, 0)
         members = self.members
-        if run.core.start(i) != _ACCEPTED:    # (i from ready(): a row of the plan)
-            run.executor.started(i)           # raises the refusal
+        if not 0 <= i < run.core.n or run.core.start(i) != _ACCEPTED:
+            run.executor.started(i)           # raises the refusal (or the bad row)
         run.changes += 1
         if (owner == -1 or owner not in members or x.destination not in members
                 or (x.source >= 0 and x.source not in members)):

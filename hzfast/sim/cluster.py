@@ -35,6 +35,7 @@ from hzfast.sim._queue import EventQueue
 __all__ = ["FAULT_MODES", "ROLES", "CrashAt", "FaultPlan", "Simulation", "SimulationResult"]
 
 _SEQ_BITS = 40          # an event's sequence number is below 2**40 (a run has < 5e6 events)
+_T_MAX = 1 << 22        # later times queue at this one (int64 keys; a run ends far before)
 
 ROLES = ("master", "source", "destination", "owner")
 FAULT_MODES = ("swarm", "none")
@@ -244,6 +245,8 @@ class Simulation:
 
     def _push(self, t: int, kind: str, payload: Any) -> None:
         self.seq += 1
+        if t > _T_MAX:           # (never reached: the run stops at its first event past end)
+            t = _T_MAX
         self.queue.push((t << _SEQ_BITS) | self.seq, kind, payload)
 
     def _new_member(self) -> int:

@@ -602,3 +602,38 @@ def test_keyed_from_a_head_equals_keyed(lst: tuple[object, ...], cut: int, stop:
     assert list(got.items()) == list(want.items())
     assert all(a is b for a, b in zip(got.values(), want.values()))
     assert list(head.items()) == before and got is not head
+
+
+def test_the_master_drives_its_executor_kernel_only_with_rows_of_the_plan() -> None:
+    # the node calls the executor's kernel directly (no checks there); a row outside the
+    # plan goes to the wrapper, which refuses it with a ValueError (never a bad read)
+    from hzfast.protocol import node as node_module
+
+    n = Node(1, Config(partition_count=16, backup_count=1, max_parallel_migrations=1))
+    n.handle(MembershipChanged((1, 2)), 0)
+    n.handle(MembershipChanged((1, 2, 3)), 1)
+    run = n._run
+    assert run is not None and run.inflight                  # a run, one row in flight
+    size = len(run.executor)
+    for bad in (-1, -size - 5, size, size + 100):
+        with pytest.raises((ValueError, IndexError)):
+            n._start(bad)
+        with pytest.raises(ValueError, match="outside the plan"):
+            node_module._finished(run, bad, True)
+    (row, *_), = run.inflight.values()
+    with pytest.raises(ValueError, match="cannot start"):   # in flight already: refused
+        n._start(row)
+    node_module._finished(run, row, True)
+    with pytest.raises(ValueError, match="cannot finish"):  # finished already: refused
+        node_module._finished(run, row, True)
+
+
+def test_events_past_the_queues_time_range_never_run() -> None:
+    # keys are int64: a time past the queue's range is queued at its end, after the run
+    from hzfast.sim.cluster import Simulation
+
+    plain = Simulation(4, members=3, partitions=16, entries=100, faults="none").run()
+    late = Simulation(4, members=3, partitions=16, entries=100, faults="none",
+                      timeline=((10**30, "join"), (2**63, "crash:0"))).run()
+    assert late.ok and (late.events, late.entries_acknowledged, late.marks) == \
+        (plain.events, plain.entries_acknowledged, plain.marks)
