@@ -20,5 +20,5 @@ cdef class EventQueue:
     cdef readonly object kind
     cdef readonly object payload
 
-    cpdef push(self, key_t key, kind, payload)
+    cpdef push(self, object time, key_t sequence, kind, payload)
     cpdef key_t pop(self) except? -1

@@ -34,8 +34,6 @@ from hzfast.sim._queue import EventQueue
 
 __all__ = ["FAULT_MODES", "ROLES", "CrashAt", "FaultPlan", "Simulation", "SimulationResult"]
 
-_SEQ_BITS = 40          # an event's sequence number is below 2**40 (a run has < 5e6 events)
-_T_MAX = 1 << 22        # later times queue at this one (int64 keys; a run ends far before)
 
 ROLES = ("master", "source", "destination", "owner")
 FAULT_MODES = ("swarm", "none")
@@ -173,8 +171,9 @@ class Simulation:
         self.injected: dict[str, int] = {}
         self.marks: dict[str, int] = {}
         self.violations: list[str] = []
-        # the event queue: keys (time << _SEQ_BITS) | sequence in a C heap, each with its
-        # kind and payload (hzfast.sim._queue; the same order as (time, sequence) tuples)
+        # the event queue: (time, sequence) order in a C heap, each event with its kind
+        # and payload (hzfast.sim._queue); times past its range queue at its end, which a
+        # run never reaches (it stops at its first event past SAFETY + LIVENESS ticks)
         self.queue = EventQueue()
         self.seq = 0
         self.now = 0
@@ -244,10 +243,8 @@ class Simulation:
         self.injected[kind] = self.injected.get(kind, 0) + 1
 
     def _push(self, t: int, kind: str, payload: Any) -> None:
-        self.seq += 1
-        if t > _T_MAX:           # (never reached: the run stops at its first event past end)
-            t = _T_MAX
-        self.queue.push((t << _SEQ_BITS) | self.seq, kind, payload)
+        self.seq += 1                # (a run has < 5e6 events: far below 2**40)
+        self.queue.push(t, self.seq, kind, payload)
 
     def _new_member(self) -> int:
         mid = self.next_id
@@ -672,7 +669,7 @@ class Simulation:
         for _ in range(5_000_000):
             if not len(self.queue):                # (self.queue: C calls when compiled)
                 break
-            t = self.queue.pop() >> _SEQ_BITS
+            t = self.queue.pop()
             kind, payload = self.queue.kind, self.queue.payload
             if t > end:
                 break
