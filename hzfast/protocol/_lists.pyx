@@ -200,7 +200,8 @@ cdef Py_ssize_t _shared_front(dict a, dict b) except -1:
 
 
 def keyed(tuple lst, Py_ssize_t stop, dict head=None):
-    """``{x.id: x for x in lst[:stop]}`` (a later duplicate id takes the first's place).
+    """``{x.id: x for x in lst[:stop]}`` (a later duplicate id takes the first's place;
+    ``stop`` past the end: the whole list, below 0: none).
 
     ``head``: the member's previous list head (its keys each value's id, as ``keyed``
     and the node make them). When ``lst`` starts with ``head``'s values, the same objects
@@ -211,6 +212,7 @@ def keyed(tuple lst, Py_ssize_t stop, dict head=None):
     cdef PyObject* k
     cdef PyObject* v
     cdef Py_ssize_t pos = 0
+    stop = max(0, min(stop, len(lst)))        # (reads below are unchecked)
     if head is not None and 0 < len(head) <= stop:
         n = len(head)
         while PyDict_Next(head, &pos, &k, &v):

@@ -608,6 +608,9 @@ def test_keyed_from_a_head_equals_keyed(lst: tuple[object, ...], cut: int, stop:
     assert list(got.items()) == list(want.items())
     assert all(a is b for a, b in zip(got.values(), want.values()))
     assert list(head.items()) == before and got is not head
+    whole = list(_lists.keyed(lst, len(lst)).items())
+    assert list(_lists.keyed(lst, len(lst) + 5, head).items()) == whole   # stop past the end
+    assert _lists.keyed(lst, -3, head) == {}
 
 
 def test_the_master_drives_its_executor_kernel_only_with_rows_of_the_plan() -> None:
