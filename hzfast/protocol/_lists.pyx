@@ -26,7 +26,7 @@ from cpython.long cimport PyLong_AsLongAndOverflow
 cimport numpy as cnp
 
 from hzfast._types cimport int32_t, intp_t
-from hzfast._vector cimport vector32
+from hzfast._vector cimport table32, vector32
 from hzfast.protocol._slots cimport slot_offset
 
 cnp.import_array()
@@ -369,22 +369,16 @@ def well_formed(object x, object info_type, long partition_count, long replica_c
             and _small_int(_field(x, F_MASTER, True), 0, _INT32_END, &v))
 
 
-cdef int32_t* _row(object table, object partition, intp_t* width) except? NULL:
+cdef int32_t* _row(object table, object partition, intp_t* width) noexcept:
     """The data of row ``partition`` of ``table`` when ``table`` is a writeable, aligned,
     native-order, C-contiguous 2-D int32 ndarray and ``partition`` an int row index in
     range; NULL otherwise."""
+    cdef int32_t* data
+    cdef intp_t rows
     cdef long p
-    if type(table) is not cnp.ndarray:
+    if not table32(table, True, &data, &rows, width) or not _small_int(partition, 0, rows, &p):
         return NULL
-    cdef cnp.ndarray arr = <cnp.ndarray>table
-    if (cnp.PyArray_TYPE(arr) != cnp.NPY_INT32 or cnp.PyArray_NDIM(arr) != 2
-            or not cnp.PyArray_IS_C_CONTIGUOUS(arr) or not cnp.PyArray_ISNOTSWAPPED(arr)
-            or not cnp.PyArray_ISALIGNED(arr) or not cnp.PyArray_ISWRITEABLE(arr)):
-        return NULL
-    if not _small_int(partition, 0, cnp.PyArray_DIM(arr, 0), &p):
-        return NULL
-    width[0] = cnp.PyArray_DIM(arr, 1)
-    return <int32_t*>cnp.PyArray_DATA(arr) + p * width[0]
+    return data + p * width[0]
 
 
 def apply_to(object table, object partition, object x, object info_type):

@@ -14,7 +14,7 @@ cimport numpy as cnp
 from libc.string cimport memmove
 
 from hzfast._types cimport int32_t, intp_t
-from hzfast._vector cimport vector32
+from hzfast._vector cimport table32, vector32
 
 cnp.import_array()
 
@@ -50,22 +50,6 @@ def advance_versions(object versions, object last):
     return first
 
 
-cdef bint _table32(object a, int32_t** data, intp_t* rows, intp_t* cols) noexcept:
-    """Whether ``a`` is an aligned, native-order, C-contiguous, 2-D int32 ndarray; then its
-    data pointer and shape are in ``data``, ``rows`` and ``cols``."""
-    if type(a) is not cnp.ndarray:
-        return False
-    cdef cnp.ndarray arr = <cnp.ndarray>a
-    if (cnp.PyArray_TYPE(arr) != cnp.NPY_INT32 or cnp.PyArray_NDIM(arr) != 2
-            or not cnp.PyArray_IS_C_CONTIGUOUS(arr) or not cnp.PyArray_ISNOTSWAPPED(arr)
-            or not cnp.PyArray_ISALIGNED(arr)):
-        return False
-    data[0] = <int32_t*>cnp.PyArray_DATA(arr)
-    rows[0] = cnp.PyArray_DIM(arr, 0)
-    cols[0] = cnp.PyArray_DIM(arr, 1)
-    return True
-
-
 def first_disagreement(object versions_a, object replicas_a, object versions_b,
                        object replicas_b):
     """The first partition that two members hold at the same version with different
@@ -77,8 +61,8 @@ def first_disagreement(object versions_a, object replicas_a, object versions_b,
     cdef int32_t* rb
     cdef intp_t P, Pb, Pa2, Pb2, R, Rb, p, j
     if (not vector32(versions_a, False, &va, &P) or not vector32(versions_b, False, &vb, &Pb)
-            or not _table32(replicas_a, &ra, &Pa2, &R)
-            or not _table32(replicas_b, &rb, &Pb2, &Rb)
+            or not table32(replicas_a, False, &ra, &Pa2, &R)
+            or not table32(replicas_b, False, &rb, &Pb2, &Rb)
             or Pb != P or Pa2 != P or Pb2 != P or Rb != R):
         raise TypeError("first_disagreement takes two int32 version vectors of length P "
                         "and two C-contiguous int32 tables (P, R)")

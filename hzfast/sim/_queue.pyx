@@ -15,10 +15,12 @@ from cpython.mem cimport PyMem_Realloc, PyMem_Free
 
 from hzfast._types cimport intp_t
 
-SEQ_BITS = 40                    #: sequence numbers are below 2**SEQ_BITS
-TIME_MAX = 1 << 22               #: later times are queued at this one (see push)
-cdef key_t _SEQ_END = 1LL << 40
-cdef key_t _TIME_MAX = 1LL << 22
+cdef enum:
+    _SEQ_BITS = 40               # sequence numbers are below 2**_SEQ_BITS
+cdef key_t _SEQ_END = 1LL << _SEQ_BITS
+cdef key_t _TIME_MAX = 1LL << 22   # (time << _SEQ_BITS) stays below 2**63
+SEQ_BITS = _SEQ_BITS             #: sequence numbers are below 2**SEQ_BITS
+TIME_MAX = _TIME_MAX             #: later times are queued at this one (see push)
 
 
 @cython.auto_pickle(False)      # a run's queue of live objects: nothing to pickle
@@ -55,7 +57,7 @@ cdef class EventQueue:
             raise ValueError(f"EventQueue.push: time must be >= 0, got {time}")
         if not 0 <= sequence < _SEQ_END:
             raise ValueError(f"EventQueue.push: sequence must be in 0..2**40 - 1, got {sequence}")
-        cdef key_t key = (t << 40) | sequence
+        cdef key_t key = (t << _SEQ_BITS) | sequence
         if self.n == self.cap:
             cap = 64 if self.cap == 0 else 2 * self.cap
             grown = <_Entry*>PyMem_Realloc(self.heap, cap * sizeof(_Entry))
@@ -111,7 +113,7 @@ cdef class EventQueue:
         self.kinds[top.slot] = None      # the slot lets go of them
         self.payloads[top.slot] = None
         self.free.append(top.slot)
-        return top.key >> 40
+        return top.key >> _SEQ_BITS
 
     def clear(self):
         """Drop every event (the C array is kept for reuse)."""
