@@ -62,10 +62,25 @@ def _lite_flag(value: object, name: str) -> bool:
                     f"{value!r}")
 
 
+def _utf8(value: str, name: str) -> str:
+    """``value`` if UTF-8 can encode it. A lone surrogate (``"\\udc80"``, as from
+    ``os.fsdecode`` of bad bytes) cannot be written to JSON, Arrow or a file and read back
+    as the same text (``json.loads`` joins an escaped high + low pair into one character),
+    so it is refused here, where the name of the field is known."""
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise ValueError(f"{name} holds an unpaired surrogate {value[exc.start]!r} at "
+                             f"position {exc.start}: member text must be valid Unicode "
+                             f"(UTF-8 cannot encode it)") from None
+    return value
+
+
 def _group_label(value: object, name: str) -> str:
     """A custom group label: a str, or an int (stored as its decimal string)."""
     if isinstance(value, str):
-        return value
+        return _utf8(value, name)
     if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
         return str(int(value))
     raise TypeError(f"{name} must be a str or an int, got {type(value).__name__} {value!r}")
@@ -76,7 +91,7 @@ def _text(value: object, name: str) -> str:
     would silently become the label "None", shared by every member that lacks one."""
     if value is None:
         raise ValueError(f"{name} is None")
-    return str(value)
+    return _utf8(str(value), name)
 
 
 def _check_count(n: int, name: str) -> int:
@@ -108,8 +123,9 @@ class Members:
     Raises
     ------
     ValueError
-        If a sequence has the wrong length, uuids/addresses repeat, or there are more
-        than :data:`MAX_MEMBERS` members.
+        If a sequence has the wrong length, uuids/addresses repeat, a text holds an
+        unpaired surrogate (UTF-8 cannot encode it), or there are more than
+        :data:`MAX_MEMBERS` members.
     TypeError
         A lite flag that is not a bool or 0/1; a group label that is not a str or int.
 

@@ -134,3 +134,27 @@ def test_finding_9_read_table_names_the_file(tmp_path, name, data, max_bytes):
     path.write_bytes(data)
     with pytest.raises(ValueError, match=name.replace(".", r"\.")):
         persistence.read_table(path, max_bytes=max_bytes)
+
+
+# ------------------------------------------------------------------ finding 10
+@pytest.mark.parametrize("field, text", [
+    ("hosts", "\udcdc\udc41\ud82c\udcdc"),   # the input the table target found
+    ("zones", "\ud800"), ("groups", "x\udc80"), ("uuids", "\udfff"),
+])
+def test_finding_10_members_refuse_lone_surrogates(field, text):
+    with pytest.raises(ValueError, match=rf"{field}\[0\] holds an unpaired surrogate"):
+        hzfast.Members(["a:1"], **{field: [text]})
+
+
+def test_finding_10_members_refuse_lone_surrogates_in_addresses_and_json():
+    with pytest.raises(ValueError, match=r"addresses\[1\] holds an unpaired surrogate"):
+        hzfast.Members(["a:1", "h\ud83d:2"])
+    with pytest.raises(ValueError, match=r"zones\[0\] holds an unpaired surrogate"):
+        hzfast.Members.from_json('{"addresses": ["a:1"], "zones": ["\\ud800"]}')
+
+
+def test_finding_10_members_text_round_trips_json():
+    """Valid text outside the BMP (a real surrogate pair in UTF-16) still round-trips."""
+    m = hzfast.Members(["a:1", "b:2"], hosts=["h\U0001F600\u00e9", "\U0001B0DC"],
+                       zones=["z\u4e2d", ""], groups=["g\U0010FFFF", 7])
+    assert hzfast.Members.from_json(m.to_json()) == m
