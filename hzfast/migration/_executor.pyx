@@ -239,7 +239,7 @@ cdef void endpoints_c(const Columns* c, const uint8_t* inst, const int32_t[:] ow
 
 
 cdef intp_t queues_c(const Columns* c, const uint8_t* inst, const int32_t* endpoint,
-                     int32_t* queue, intp_t* qidx, intp_t* qstart, int32_t* pair,
+                     int32_t* queue, int32_t* qidx, int32_t* qstart, int32_t* pair,
                      intp_t* members) noexcept nogil:
     """The queues (``qidx[qstart[q]:qstart[q + 1]]`` = queue q's plan rows in order, one
     queue per run of equal partition ids that has a queued row; ``queue[k]`` = q, -1 for
@@ -257,7 +257,7 @@ cdef intp_t queues_c(const Columns* c, const uint8_t* inst, const int32_t* endpo
         if p != prev:                  # a new run: close the previous queue, if any
             if nq > qstart[nqueues]:
                 nqueues += 1
-                qstart[nqueues] = nq
+                qstart[nqueues] = <int32_t>nq
             prev = p
         if inst[k]:
             queue[k] = -1
@@ -265,18 +265,18 @@ cdef intp_t queues_c(const Columns* c, const uint8_t* inst, const int32_t* endpo
         else:
             e = endpoint[k]
             queue[k] = <int32_t>nqueues
-            qidx[nq] = k
+            qidx[nq] = <int32_t>k
             nq += 1
             M = max(M, dst[k] + 1, e + 1)
             lo = min(lo, e)
     if nq > qstart[nqueues]:
         nqueues += 1
-        qstart[nqueues] = nq
+        qstart[nqueues] = <int32_t>nq
     members[0] = M
     return -1 if lo < -1 else nqueues
 
 
-cdef intp_t pairs_c(const Columns* c, const int32_t[::1] endpoint, const intp_t[::1] qidx,
+cdef intp_t pairs_c(const Columns* c, const int32_t[::1] endpoint, const int32_t[::1] qidx,
                     intp_t M, int32_t[::1] pair, intp_t* active) except -2 nogil:
     """Number the (destination, endpoint) pairs of the queued rows in order of first
     appearance (``pair[k]``), through a direct table when ``(M + 1)**2`` is small beside
@@ -367,8 +367,8 @@ def prepare(const int32_t[:, :] columns, const uint8_t[::1] inst, const int32_t[
     (``checked``: the caller vouches for the decisions, as a plan with a target of
     ``(owner.shape[0], replica_count)`` does; only the endpoints are checked).
     ``endpoint`` int32 per row (-1 for instant rows), ``queue`` int32 per row (-1 for
-    instant rows), ``pair`` int32 per row (0 for instant rows), ``member_count`` > every
-    destination and endpoint of a queued row, ``active`` how many members take part in a
+    instant rows), ``qidx``/``qstart`` int32 (the queues), ``pair`` int32 per row (0 for
+    instant rows), ``member_count`` > every destination and endpoint of a queued row, ``active`` how many members take part in a
     queued row (-1: some queued row loads nobody).
 
     ``endpoints``: the endpoints the planner made with the plan (a C-contiguous int32
@@ -379,6 +379,8 @@ def prepare(const int32_t[:, :] columns, const uint8_t[::1] inst, const int32_t[
     cdef intp_t N = c.n, nqueues = -1, nq = 0, npairs = 0, M = 0, active = 0
     if inst.shape[0] != N:
         raise ValueError(f"inst has {inst.shape[0]} flags for {N} decisions")
+    if N >= 2**31:
+        raise ValueError(f"prepare: {N} decisions; the queues are int32, fewer than 2**31")
     cdef bint given = endpoints is not None
     if given:
         if not checked:
@@ -391,10 +393,10 @@ def prepare(const int32_t[:, :] columns, const uint8_t[::1] inst, const int32_t[
         endpoint_arr = np.empty(N, dtype=np.int32)      # endpoints_c writes every row
     pair_arr = np.empty(N, dtype=np.int32)              # queues_c zeroes instant rows
     queue_arr = np.empty(N, dtype=np.int32)
-    qidx_arr = np.empty(N, dtype=np.intp)
-    qstart_arr = np.empty(N + 1, dtype=np.intp)
+    qidx_arr = np.empty(N, dtype=np.int32)           # N < 2**31 (the callers check)
+    qstart_arr = np.empty(N + 1, dtype=np.int32)
     cdef int32_t[::1] ep = endpoint_arr, qu = queue_arr, pr = pair_arr
-    cdef intp_t[::1] qi = qidx_arr, qs = qstart_arr
+    cdef int32_t[::1] qi = qidx_arr, qs = qstart_arr
     with nogil:
         if checked or valid_c(&c, owner.shape[0], replica_count):   # (given: checked)
             if not given:
@@ -419,7 +421,7 @@ cdef class Core:
     makes the arrays).
 
     ``dst``/``endpoint`` int32 per plan row, ``queue`` int32 per row (-1: instant),
-    ``qidx``/``qstart`` the queues (queue q = rows ``qidx[qstart[q]:qstart[q+1]]``),
+    ``qidx``/``qstart`` int32, the queues (queue q = rows ``qidx[qstart[q]:qstart[q+1]]``),
     ``pair`` int32 per row (queued rows: in ``[0, pair_count)``), ``member_count`` > every
     member in ``dst`` and ``endpoint`` of a queued row. The arrays are kept (pass private
     ones)."""
@@ -438,10 +440,10 @@ cdef class Core:
     cdef const int32_t[::1] dst
     cdef const int32_t[::1] endpoint
     cdef const int32_t[::1] queue
-    cdef const intp_t[::1] qidx
-    cdef const intp_t[::1] qstart
+    cdef const int32_t[::1] qidx
+    cdef const int32_t[::1] qstart
     cdef const int32_t[::1] pair
-    cdef intp_t[::1] head
+    cdef int32_t[::1] head
     cdef uint8_t[::1] state
     cdef int32_t[::1] load
     cdef int32_t[::1] extra          # tentative loads inside ready()
@@ -456,8 +458,8 @@ cdef class Core:
     cdef object state_arr
 
     def __cinit__(self, const int32_t[::1] dst, const int32_t[::1] endpoint,
-                  const int32_t[::1] queue, const intp_t[::1] qidx,
-                  const intp_t[::1] qstart, const int32_t[::1] pair, intp_t pair_count,
+                  const int32_t[::1] queue, const int32_t[::1] qidx,
+                  const int32_t[::1] qstart, const int32_t[::1] pair, intp_t pair_count,
                   intp_t member_count, intp_t active, int32_t limit):
         cdef intp_t q, k, i, pr
         cdef int32_t d, s
@@ -474,7 +476,7 @@ cdef class Core:
         self.nmembers = max(member_count, 1)
         self.limit = limit
         self.session = 0
-        self.head = np.empty(self.nqueues, dtype=np.intp)
+        self.head = np.empty(self.nqueues, dtype=np.int32)
         self.state_arr = np.empty(self.n, dtype=np.uint8)
         self.state = self.state_arr
         self.load = np.zeros(self.nmembers, dtype=np.int32)
@@ -497,17 +499,17 @@ cdef class Core:
         self.unbounded = active < 0
         self.fill(queue, qidx, qstart, pair)
 
-    cdef int fill(self, const int32_t[::1] queue_v, const intp_t[::1] qidx_v,
-                  const intp_t[::1] qstart_v, const int32_t[::1] pair_v) except -1:
+    cdef int fill(self, const int32_t[::1] queue_v, const int32_t[::1] qidx_v,
+                  const int32_t[::1] qstart_v, const int32_t[::1] pair_v) except -1:
         """The first fill of the state from the queues (raw pointers: a byte store would
         make the compiler reload every memoryview of ``self``)."""
         cdef intp_t q, k, nqueues = self.nqueues
         cdef uint8_t* state = &self.state[0] if self.n else NULL
         cdef const int32_t* queue = &queue_v[0] if self.n else NULL
-        cdef const intp_t* qidx = &qidx_v[0] if qidx_v.shape[0] else NULL
-        cdef const intp_t* qstart = &qstart_v[0]
+        cdef const int32_t* qidx = &qidx_v[0] if qidx_v.shape[0] else NULL
+        cdef const int32_t* qstart = &qstart_v[0]
         cdef const int32_t* pair = &pair_v[0] if self.n else NULL
-        cdef intp_t* head = &self.head[0] if nqueues else NULL
+        cdef int32_t* head = &self.head[0] if nqueues else NULL
         cdef Heap* pairs = self.pairs
         cdef Heap* h
         cdef intp_t pr, npairs = self.npairs
