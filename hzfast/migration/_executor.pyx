@@ -368,8 +368,9 @@ def prepare(const int32_t[:, :] columns, const uint8_t[::1] inst, const int32_t[
     ``(owner.shape[0], replica_count)`` does; only the endpoints are checked).
     ``endpoint`` int32 per row (-1 for instant rows), ``queue`` int32 per row (-1 for
     instant rows), ``qidx``/``qstart`` int32 (the queues), ``pair`` int32 per row (0 for
-    instant rows), ``member_count`` > every destination and endpoint of a queued row, ``active`` how many members take part in a
-    queued row (-1: some queued row loads nobody).
+    instant rows), ``member_count`` > every destination and endpoint of a queued row,
+    ``active`` how many members take part in a queued row (-1: some queued row loads
+    nobody).
 
     ``endpoints``: the endpoints the planner made with the plan (a C-contiguous int32
     array of one entry per row, -1 for instant rows; adopted as ``endpoint``, not
@@ -393,7 +394,7 @@ def prepare(const int32_t[:, :] columns, const uint8_t[::1] inst, const int32_t[
         endpoint_arr = np.empty(N, dtype=np.int32)      # endpoints_c writes every row
     pair_arr = np.empty(N, dtype=np.int32)              # queues_c zeroes instant rows
     queue_arr = np.empty(N, dtype=np.int32)
-    qidx_arr = np.empty(N, dtype=np.int32)           # N < 2**31 (the callers check)
+    qidx_arr = np.empty(N, dtype=np.int32)            # N < 2**31: checked above
     qstart_arr = np.empty(N + 1, dtype=np.int32)
     cdef int32_t[::1] ep = endpoint_arr, qu = queue_arr, pr = pair_arr
     cdef int32_t[::1] qi = qidx_arr, qs = qstart_arr
