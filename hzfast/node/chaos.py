@@ -15,6 +15,7 @@ import json
 import os
 import random
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -65,7 +66,10 @@ class LocalCluster:
     link_delay_ms : int
         An emulated one-way latency on every member-to-member link (0: none).
     log_dir : str, optional
-        Where each member's stderr goes (``member-<n>.log``); default a temporary folder.
+        Where each member's stderr goes (``member-<n>.log``). Default: a temporary folder
+        of its own, deleted when a ``with`` block over the cluster ends without an
+        exception (kept, for the logs, when it ends with one; :meth:`stop_all` alone
+        never deletes it, so a detached cluster keeps writing there).
     """
 
     def __init__(self, *, partitions: int = 271, backups: int = 1,
@@ -78,6 +82,7 @@ class LocalCluster:
                       "--design", design, "--heartbeat-ms", str(heartbeat_ms),
                       "--suspect-ms", str(suspect_ms), "--timeout-ms", str(timeout_ms),
                       "--log-level", log_level, "--link-delay-ms", str(link_delay_ms)]
+        self._own_log_dir = not log_dir
         self.log_dir = log_dir or tempfile.mkdtemp(prefix="hzfast-cluster-")
         self.procs: list[Process] = []
         self._n = 0
@@ -85,8 +90,10 @@ class LocalCluster:
     def __enter__(self) -> LocalCluster:  # noqa: PYI034 - Python 3.10 has no typing.Self
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, exc_type: object, *exc: object) -> None:
         self.stop_all()
+        if exc_type is None and self._own_log_dir:
+            shutil.rmtree(self.log_dir, ignore_errors=True)
 
     @property
     def live(self) -> list[Process]:

@@ -50,3 +50,36 @@ def test_bad_arguments() -> None:
         asyncio.run(run_chaos(kills=1, backups=0))
     with pytest.raises(ValueError, match="members"):
         asyncio.run(run_chaos(members=0))
+
+
+def test_temporary_log_folder_is_removed_after_a_clean_exit() -> None:
+    """A cluster's own log folder goes when its ``with`` block ends cleanly, stays (for the
+    logs) when the block raised, and a folder the caller gave is never touched."""
+    import os
+    import shutil
+    import tempfile
+
+    from hzfast.node.chaos import LocalCluster
+
+    with LocalCluster(partitions=7) as lc:
+        p = lc.start_member()
+        own = lc.log_dir
+        assert os.path.isfile(p.log)
+    assert not p.alive and not os.path.exists(own)
+
+    with pytest.raises(RuntimeError, match="boom"), LocalCluster(partitions=7) as lc:
+        p = lc.start_member()
+        kept = lc.log_dir
+        raise RuntimeError("boom")
+    try:
+        assert not p.alive and os.path.isfile(p.log)
+    finally:
+        shutil.rmtree(kept, ignore_errors=True)
+
+    given = tempfile.mkdtemp(prefix="hzfast-test-logs-")
+    try:
+        with LocalCluster(partitions=7, log_dir=given) as lc:
+            p = lc.start_member()
+        assert os.path.isfile(p.log)
+    finally:
+        shutil.rmtree(given, ignore_errors=True)
