@@ -1,5 +1,6 @@
 """hzfast demo: the main job with numpy placement and (marked spark) on local Spark."""
 import json
+import os
 
 import numpy as np
 import pytest
@@ -88,9 +89,12 @@ def test_demo_on_local_spark_keeps_its_logs_off_the_terminal(user_env, hz):
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stderr == ""                   # Spark's log went to its file
     d = json.loads(out.stdout)
+    try:
+        with open(d["spark_log"]) as f:
+            assert f.read()                   # ... and there it is
+    finally:
+        os.unlink(d["spark_log"])             # (the demo leaves it for its user)
     assert sum(d["keys_per_owner"]) == 20000 and d["placed_by"] == "spark"
-    with open(d["spark_log"]) as f:
-        assert f.read()                       # ... and there it is
     table = balanced_table(2000, 5, 2)
     expect = np.bincount(table.locate(np.arange(20000, dtype=np.int64)), minlength=5)
     assert d["keys_per_owner"] == expect.tolist()
