@@ -16,10 +16,12 @@ def plan(
     prioritized: bool,  # bint
     member_limit: int,  # int32_t (a value outside [-1, it): TOO_LARGE, which == -1)
     endpoints: bool = ...,  # bint, default False: also each decision's source endpoint
+    keep_target: bool = ...,  # bint, default True: False gives no cycle-fixed target (None)
 ) -> tuple[int, int, int, int, NDArray[np.int32] | None, NDArray[np.int32] | None,
            NDArray[np.int8] | None, NDArray[np.bool_] | None, NDArray[np.int32] | None]: ...
 # (status, which, row, col, cycle-fixed target, (7, N) column block, kind, instant,
-# endpoint); the arrays are None when status != 0, endpoint also without endpoints
+# endpoint); the arrays are None when status != 0, endpoint also without endpoints, the
+# target also without keep_target
 def prioritize_columns(
     block: NDArray[np.int32],  # const int32_t[:, :] (7, N), rows contiguous
     kind: NDArray[np.int8],  # const int8_t[::1]

@@ -551,7 +551,8 @@ cdef intp_t plan_rows(const int32_t[:, ::1] cur, const int32_t[:, ::1] tgt,
                 which[0] = 0; bad_row[0] = p; bad_col[0] = c
                 return -1
         load_row8(&L, pt, p, tw)
-        hz_store8(pf + p * R, tw, R, p < L.wide_rows)   # the target row, fixed below
+        if pf != NULL:                                  # the target row, fixed below
+            hz_store8(pf + p * R, tw, R, p < L.wide_rows)
         dm = hz_diffmask8(cw, tw)
         if dm == 0:
             continue
@@ -597,7 +598,7 @@ cdef intp_t plan_rows(const int32_t[:, ::1] cur, const int32_t[:, ::1] tgt,
         if n + pat.n > capacity:
             status[0] = S_INTERNAL; bad_row[0] = p
             return -1
-        if pat.revert:
+        if pat.revert and pf != NULL:
             for i in range(R):
                 if (pat.revert >> i) & 1:
                     pf[p * R + i] = cw[i]
@@ -612,7 +613,8 @@ cdef intp_t plan_c(const int32_t[:, ::1] cur, const int32_t[:, ::1] tgt, int32_t
                    intp_t* which, intp_t* bad_row, intp_t* bad_col) noexcept nogil:
     """The whole-table planner, validating each row as it goes (one pass).
 
-    ``fixed`` ((P, R), uninitialised on entry) holds the cycle-fixed target on return.
+    ``fixed`` ((P, R), uninitialised on entry) holds the cycle-fixed target on return
+    (NULL: not kept; the decisions are the same).
     The output columns (``o_cols``: the (7, capacity + DEC_CAP) block, row-major;
     ``o_kind``, ``o_inst``, and ``o_ep`` unless NULL: each decision's source endpoint for
     the executor) have ``capacity + DEC_CAP`` entries; ``capacity`` bounds the
@@ -697,7 +699,7 @@ cdef object immutable_buffer(intp_t nbytes, char** data):
 
 
 def plan(const int32_t[:, ::1] current, const int32_t[:, ::1] target, bint prioritized,
-         int32_t member_limit, bint endpoints=False):
+         int32_t member_limit, bint endpoints=False, bint keep_target=True):
     """Validate both tables and run the whole-table planner (one pass).
 
     Returns ``(status, which, row, col, fixed, columns, kind, instant, endpoint)``:
@@ -709,8 +711,9 @@ def plan(const int32_t[:, ::1] current, const int32_t[:, ::1] target, bint prior
     ``bytes`` object). With ``endpoints``, ``endpoint`` is each decision's source endpoint
     for the executor (int32, -1 for instant decisions; what
     :func:`hzfast.migration._executor.prepare` derives from the current table's owner
-    slots), else None. The caller passes private snapshots: the tables are read twice
-    (counting, then planning).
+    slots), else None. Without ``keep_target``, ``fixed`` is None (a (P, R) array fewer to
+    write: the master's planning step reads only the decisions). The caller passes private
+    snapshots: the tables are read twice (counting, then planning).
     """
     cdef intp_t P = current.shape[0], R = current.shape[1], n, which = -1, row = -1, col = -1
     cdef int status = S_OK
@@ -724,7 +727,10 @@ def plan(const int32_t[:, ::1] current, const int32_t[:, ::1] target, bint prior
     with nogil:
         capacity = count_diff_c(current, target)
     width = capacity + DEC_CAP      # DEC_CAP spare columns: never empty, see plan_c
-    fixed_buf = immutable_buffer(P * R * 4, &f_data)   # the kernel writes every row
+    fixed_buf = None
+    f_data = NULL
+    if keep_target:
+        fixed_buf = immutable_buffer(P * R * 4, &f_data)   # the kernel writes every row
     block_buf = immutable_buffer(N_COLUMNS * width * 4, &b_data)
     kind_buf = immutable_buffer(width, &k_data)
     inst_buf = immutable_buffer(width, &i_data)
@@ -739,7 +745,9 @@ def plan(const int32_t[:, ::1] current, const int32_t[:, ::1] target, bint prior
                    member_limit, &status, &which, &row, &col)
     if n < 0:
         return status, which, row, col, None, None, None, None, None
-    fixed = np.frombuffer(fixed_buf, dtype=np.int32, count=P * R).reshape(P, R)
+    fixed = None
+    if keep_target:
+        fixed = np.frombuffer(fixed_buf, dtype=np.int32, count=P * R).reshape(P, R)
     block = np.frombuffer(block_buf, dtype=np.int32, count=N_COLUMNS * width)
     kind = np.frombuffer(kind_buf, dtype=np.int8, count=width)
     inst = np.frombuffer(inst_buf, dtype=np.bool_, count=width)

@@ -29,6 +29,7 @@ from hzfast import _check
 from hzfast._typing import TableLike
 from hzfast.migration import _apply, _executor
 from hzfast.migration.plan import MigrationPlan
+from hzfast.migration.planner import _plan_with_endpoints
 
 __all__ = ["Executor"]
 
@@ -147,17 +148,22 @@ class Executor:
                     checked=plan.target is not None)
 
     @classmethod
-    def _from_start(cls, plan: MigrationPlan, endpoint: NDArray[np.int32],
-                    max_parallel_migrations: int) -> Executor:
-        """The executor of ``plan`` and the source endpoints the planner made with it
-        (:func:`hzfast.migration.planner._plan_with_endpoints`, in the same call; the array
-        is taken over, not copied; the kernel checks its type and shape): the decisions are
-        not checked again, and no table is read. For the master's planning step."""
-        if plan.target is None:
-            raise ValueError("_from_start needs a plan with a target (one the planner made)")
+    def _planned(cls, current: TableLike, target: TableLike, max_parallel_migrations: int,
+                 *, prioritize: bool = True) -> Executor:
+        """Plan ``current`` -> ``target`` and build the executor of that plan, for the
+        master's planning step (docs/design.md §11): the planner writes each decision's
+        source endpoint beside it, so the executor reads no table, and as the plan is the
+        one just made its decisions are not checked again. ``.plan`` has no ``target``
+        (the step reads only the decisions; the kernel writes no (P, R) copy). Raises as
+        :func:`hzfast.plan_migrations`, and for ``max_parallel_migrations`` as the
+        constructor."""
+        limit = _check.check_int(max_parallel_migrations, "max_parallel_migrations",
+                                 minimum=1, maximum=2**31 - 1)
+        plan, endpoint = _plan_with_endpoints(current, target, prioritize=prioritize,
+                                              keep_target=False)
         self = object.__new__(cls)
-        self._build(plan, max_parallel_migrations, _NO_OWNER, plan.target.shape[1], False,
-                    checked=True, endpoints=endpoint)
+        # replica_count is read only for unchecked decisions, and the endpoints are given
+        self._build(plan, limit, _NO_OWNER, 1, False, checked=True, endpoints=endpoint)
         return self
 
     def _build(self, plan: MigrationPlan, limit: int, owner: NDArray[np.int32],

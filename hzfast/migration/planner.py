@@ -140,31 +140,32 @@ def plan_migrations(current: TableLike, target: TableLike, *,
     return _plan(current, target, bool(prioritize), False)[0]
 
 
-def _plan_with_endpoints(current: TableLike, target: TableLike, *, prioritize: bool = True
-                         ) -> tuple[MigrationPlan, NDArray[np.int32]]:
+def _plan_with_endpoints(current: TableLike, target: TableLike, *, prioritize: bool = True,
+                         keep_target: bool = True) -> tuple[MigrationPlan, NDArray[np.int32]]:
     """:func:`plan_migrations` and, made in the same pass, each decision's source endpoint
     for the executor (a fresh int32 array, -1 for instant decisions): what
     :class:`hzfast.migration.Executor` would derive from ``current``'s owner slots. For
-    the master's planning step (``Executor._from_start``)."""
-    plan, endpoint = _plan(current, target, bool(prioritize), True)
+    the master's planning step (``Executor._planned``), which reads only the decisions:
+    without ``keep_target`` the plan has no ``target`` (the kernel writes no (P, R) copy)."""
+    plan, endpoint = _plan(current, target, bool(prioritize), True, keep_target)
     assert endpoint is not None
     return plan, endpoint
 
 
-def _plan(current: TableLike, target: TableLike, prioritize: bool, endpoints: bool
-          ) -> tuple[MigrationPlan, NDArray[np.int32] | None]:
+def _plan(current: TableLike, target: TableLike, prioritize: bool, endpoints: bool,
+          keep_target: bool = True) -> tuple[MigrationPlan, NDArray[np.int32] | None]:
     # private snapshots: the kernel validates and plans what no other thread can change
     a = _check.as_table(current, "current")
     b = _check.as_table(target, "target")
     _check.same_shape(a, b, "current", "target")
     # validation is fused into the planner's single pass
     status, which, row, col, fixed, block, kind, instant, endpoint = _planner.plan(
-        a, b, prioritize, _check.MAX_MEMBER_COUNT, endpoints)
+        a, b, prioritize, _check.MAX_MEMBER_COUNT, endpoints, keep_target)
     if status == _check.INTERNAL:  # pragma: no cover - impossible on validated input
         raise RuntimeError(f"migration planner invariant broken at partition {row}")
     _check.raise_for_status(status, ("current", "target")[which], (a, b)[which], row, col)
-    assert fixed is not None and block is not None and kind is not None \
-        and instant is not None   # status OK
+    assert block is not None and kind is not None and instant is not None   # status OK
+    assert (fixed is not None) == keep_target
     return MigrationPlan._from_kernel(block, kind, instant, fixed, prioritize), endpoint
 
 

@@ -32,7 +32,6 @@ from hzfast.migration.apply import apply_migrations
 from hzfast.migration._executor import ANSWER_ACCEPTED as _ACCEPTED
 from hzfast.migration.executor import Executor
 from hzfast.migration.plan import MigrationPlan
-from hzfast.migration.planner import _plan_with_endpoints
 from hzfast.protocol import _lists, _scan
 from hzfast.protocol import messages as msg
 from hzfast.protocol._build import Builder
@@ -1396,8 +1395,9 @@ class Node:
         if self.config.design == "legacy":
             self._legacy_plan(dense, target, ids)
             return
-        with owned(dense, target):
-            plan, endpoints = _plan_with_endpoints(dense, target)
+        with owned(dense, target):   # (the plan and its executor at once: docs/design.md §11)
+            executor = Executor._planned(dense, target, self.config.max_parallel_migrations)
+        plan = executor.plan
         if not len(plan):
             return
         instant = np.flatnonzero(plan.instant)
@@ -1405,10 +1405,7 @@ class Node:
             after, self.versions = apply_migrations(dense, self.versions, plan[instant])
             self.replicas = _ids_of(after, ids)
             self._publish_table()
-        # the plan was made from ``dense`` just now, with each decision's source endpoint:
-        # the executor takes those without checking the plan once more (docs/design.md §11)
-        self._start_run(plan, Executor._from_start(plan, endpoints,
-                                                   self.config.max_parallel_migrations), ids)
+        self._start_run(plan, executor, ids)
 
     def _start_run(self, plan: MigrationPlan, executor: Executor,
                    ids: NDArray[np.int64]) -> None:

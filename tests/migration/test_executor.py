@@ -674,43 +674,70 @@ def test_many_members_from_the_target(random_tables, limit):
 
 @pytest.mark.parametrize("limit", [1, 3, 10**6])
 @pytest.mark.parametrize("seed", range(4))
-def test_from_start_equals_the_checked_constructor(random_tables, limit, seed):
-    # the master's planning step builds its executor from the endpoints the planner made
-    # with the plan, without checking the plan again: the same endpoints, the same rounds
+def test_planned_equals_the_checked_constructor(random_tables, limit, seed):
+    # the master's planning step plans and builds its executor in one call, from the
+    # endpoints the planner made with the plan, without checking the plan again: the same
+    # decisions, the same endpoints, the same rounds
     cur, tgt = random_tables(300, 1 + 2 * seed, 9 + 500 * (seed == 3), seed=160 + seed)
     prioritize = seed % 2 == 0
-    plan, endpoints = _plan_with_endpoints(cur, tgt, prioritize=prioritize)
+    before = (cur.copy(), tgt.copy())
+    fast = Executor._planned(cur, tgt, limit, prioritize=prioritize)
+    assert np.array_equal(cur, before[0]) and np.array_equal(tgt, before[1])
+    plan = fast.plan
+    assert plan.target is None                   # the step reads only the decisions
     assert np.array_equal(plan._columns,
                           hzfast.plan_migrations(cur, tgt, prioritize=prioritize)._columns)
-    fast = Executor._from_start(plan, endpoints, limit)
+    assert fast.max_parallel_migrations == limit
     checked = Executor(plan, cur, limit)
     queued = np.flatnonzero(~plan.instant)
     assert [fast.endpoint(int(k)) for k in queued] == \
         [checked.endpoint(int(k)) for k in queued]
-    assert (endpoints[plan.instant] == -1).all()
     assert _rounds_of_ready(fast) == _rounds_of_ready(checked) == \
         _model_rounds(plan, cur, limit)
 
 
-def test_from_start_refuses_a_plan_without_target_or_wrong_endpoints(random_tables):
+def test_planned_refuses_bad_arguments(random_tables):
+    cur, tgt = random_tables(50, 2, 5, seed=3)
+    for limit, exc in ((0, ValueError), (2**31, ValueError), (1.5, TypeError), (True, TypeError)):
+        with pytest.raises(exc, match="max_parallel_migrations"):
+            Executor._planned(cur, tgt, limit)
+    with pytest.raises(ValueError, match="target"):
+        Executor._planned(cur, tgt[:-1], 2)
+    bad = cur.copy()
+    bad[3, 1] = -2
+    with pytest.raises(ValueError, match=r"current\[3, 1\]"):
+        Executor._planned(bad, tgt, 2)
+
+
+def test_planner_keeps_the_target_only_when_asked(random_tables):
+    cur, tgt = random_tables(200, 3, 7, seed=8)
+    full, ep_full = _plan_with_endpoints(cur, tgt)
+    bare, ep_bare = _plan_with_endpoints(cur, tgt, keep_target=False)
+    assert np.array_equal(full.target, hzfast.plan_migrations(cur, tgt).target)
+    assert bare.target is None
+    assert np.array_equal(full._columns, bare._columns)
+    assert np.array_equal(full.kind, bare.kind) and np.array_equal(full.instant, bare.instant)
+    assert np.array_equal(ep_full, ep_bare)
+
+
+def test_prepare_refuses_wrong_endpoints(random_tables):
     cur, tgt = random_tables(50, 2, 5, seed=3)
     plan, endpoints = _plan_with_endpoints(cur, tgt)
-    bare = MigrationPlan(*(getattr(plan, c) for c in COLUMNS))
-    with pytest.raises(ValueError, match="_from_start needs a plan with a target"):
-        Executor._from_start(bare, endpoints, 2)
+    args = (plan._columns, plan.instant.view(np.uint8), cur[:, 0], 2, False, True)
     for given in (endpoints[:-1], endpoints.astype(np.int64), endpoints[:, None],
                   endpoints.tolist(), endpoints.repeat(2)[::2]):
         with pytest.raises(ValueError, match="endpoints must be a C-contiguous int32 array"):
-            Executor._from_start(plan, given, 2)   # type: ignore[arg-type]
+            _executor.prepare(*args, given)
 
 
-def test_from_start_refuses_an_endpoint_below_minus_one(random_tables):
+def test_prepare_refuses_an_endpoint_below_minus_one(random_tables):
     cur, tgt = random_tables(50, 2, 5, seed=4)
     plan, endpoints = _plan_with_endpoints(cur, tgt)
     bad = endpoints.copy()
     bad[int(np.flatnonzero(~plan.instant)[0])] = -2
-    with pytest.raises(ValueError, match="does not fit"):
-        Executor._from_start(plan, bad, 2)
+    ok, *_ = _executor.prepare(plan._columns, plan.instant.view(np.uint8), cur[:, 0], 2,
+                               False, True, bad)
+    assert ok is False
 
 
 @pytest.mark.parametrize("R", range(1, 8))
