@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 import signal
 import sys
 import time
@@ -98,6 +99,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     up.add_argument("--detach", action="store_true",
                     help="leave the members running and write --state-file")
     up.add_argument("--state-file", default=STATE_FILE, help="where --detach writes PIDs")
+    up.add_argument("--keep-logs", action="store_true",
+                    help="keep the members' log folder when they stop (default: removed; "
+                         "with --detach: by `cluster down`)")
     _cluster_flags(up)
     up.set_defaults(func=cmd_cluster_up)
     st = add_json_flag(csub.add_parser("status", help="members, stamps, migrations in flight"))
@@ -109,6 +113,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     st.set_defaults(func=cmd_cluster_status)
     down = csub.add_parser("down", help="stop the members of a detached cluster by PID")
     down.add_argument("--state-file", default=STATE_FILE, help="written by cluster up --detach")
+    down.add_argument("--keep-logs", action="store_true",
+                      help="keep the members' log folder (default: removed with them)")
     down.set_defaults(func=cmd_cluster_down)
 
     ch = add_json_flag(subparsers.add_parser(
@@ -165,6 +171,7 @@ def cmd_cluster_up(args: argparse.Namespace) -> int:
                            design=args.design, heartbeat_ms=args.heartbeat_ms,
                            suspect_ms=args.suspect_ms, timeout_ms=args.timeout_ms,
                            log_level=args.log_level, link_delay_ms=args.link_delay_ms)
+    detached = False
     try:
         for i in range(args.members):
             port = args.base_port + i if args.base_port else 0
@@ -177,12 +184,14 @@ def cmd_cluster_up(args: argparse.Namespace) -> int:
                     "log": p.log} for p in cluster.procs]
         if args.detach:
             with open(args.state_file, "w") as f:
-                json.dump({"members": members, "log_dir": cluster.log_dir}, f, indent=2)
+                json.dump({"members": members, "log_dir": cluster.log_dir,
+                           "remove_log_dir": not args.keep_logs}, f, indent=2)
             emit(args, {"members": members, "state_file": args.state_file},
                  lambda con, d: con.print(
                      f"{len(members)} members up (logs in {cluster.log_dir}); "
                      f"state in {args.state_file}; `hzfast cluster down` stops them"))
             cluster.procs = []                     # detached: not ours to stop any more
+            detached = True
             return 0
         if args.json:
             emit(args, {"members": members}, lambda con, d: None)
@@ -193,6 +202,11 @@ def cmd_cluster_up(args: argparse.Namespace) -> int:
         return 0
     finally:
         cluster.stop_all()
+        if not detached:                         # (its own temporary folder)
+            if args.keep_logs:
+                print(f"member logs kept in {cluster.log_dir}", file=sys.stderr)
+            else:
+                _remove_logs(cluster.log_dir)
 
 
 def _read_state(path: str) -> dict[str, Any]:
@@ -241,8 +255,27 @@ def cmd_cluster_down(args: argparse.Namespace) -> int:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(int(m["pid"]), signal.SIGKILL)
     os.remove(args.state_file)
-    print(f"stopped {stopped} member processes")
+    logs = state.get("log_dir")
+    if state.get("remove_log_dir") is True and isinstance(logs, str) and logs \
+            and not args.keep_logs and _remove_logs(logs):
+        print(f"stopped {stopped} member processes; removed their logs ({logs})")
+    elif isinstance(logs, str) and logs:
+        print(f"stopped {stopped} member processes; their logs are in {logs}")
+    else:
+        print(f"stopped {stopped} member processes")
     return 0
+
+
+def _remove_logs(folder: str) -> bool:
+    """Delete a log folder ``cluster up`` made: its ``member-<n>.log`` files, then the folder
+    if nothing else is in it (a state file names the folder, so nothing else is touched).
+    True when it is gone."""
+    with contextlib.suppress(OSError):
+        for name in os.listdir(folder):
+            if re.fullmatch(r"member-[0-9]+\.log", name):
+                os.remove(os.path.join(folder, name))
+        os.rmdir(folder)
+    return not os.path.exists(folder)
 
 
 def _alive(pid: int) -> bool:

@@ -44,8 +44,10 @@ def test_cluster_up_status_down(tmp_path: Path) -> None:
     assert p.returncode == 0, p.stderr
     members = json.loads(p.stdout)["members"]
     pids = [m["pid"] for m in members]
+    logs = Path(json.loads(state.read_text())["log_dir"])
     try:
         assert len(members) == 3 and len({m["port"] for m in members}) == 3
+        assert sorted(f.name for f in logs.iterdir()) == [f"member-{i}.log" for i in (1, 2, 3)]
         snap: dict = {}
         end = time.monotonic() + 60
         while time.monotonic() < end:                   # until the three settle
@@ -63,12 +65,46 @@ def test_cluster_up_status_down(tmp_path: Path) -> None:
         assert once.returncode == 0 and "stamps agree" in once.stdout
         down = _run("cluster", "down", "--state-file", str(state))
         assert down.returncode == 0, down.stderr
+        assert f"removed their logs ({logs})" in down.stdout
         end = time.monotonic() + 10
         while time.monotonic() < end and not all(_gone(pid) for pid in pids):
             time.sleep(0.05)
-        assert all(_gone(pid) for pid in pids) and not state.exists()
+        assert all(_gone(pid) for pid in pids) and not state.exists() and not logs.exists()
     finally:
         _kill(pids)
+
+
+def test_cluster_down_keeps_logs_when_asked_and_touches_nothing_else(tmp_path: Path) -> None:
+    """``--keep-logs`` (on ``up`` or ``down``) keeps the members' log folder; without it
+    ``down`` deletes only the ``member-<n>.log`` files of the folder its state file names,
+    and the folder only when nothing else is left in it."""
+    for up_flags, down_flags, kept in (((), ("--keep-logs",), True),
+                                       (("--keep-logs",), (), True),
+                                       ((), (), False)):
+        state = tmp_path / "cluster.json"
+        p = _run("cluster", "up", "-n", "1", "--base-port", "0", "-p", "7", "--detach",
+                 "--state-file", str(state), "--json", *up_flags)
+        assert p.returncode == 0, p.stderr
+        pids = [m["pid"] for m in json.loads(p.stdout)["members"]]
+        logs = Path(json.loads(state.read_text())["log_dir"])
+        other = logs / "notes.txt"
+        try:
+            if not kept:
+                other.write_text("mine")          # not the cluster's: must survive
+            down = _run("cluster", "down", "--state-file", str(state), *down_flags)
+            assert down.returncode == 0, down.stderr
+            assert (logs / "member-1.log").exists() == kept
+            assert not kept or f"their logs are in {logs}" in down.stdout
+            if not kept:
+                assert other.read_text() == "mine" and logs.is_dir()
+        finally:
+            _kill(pids)
+            with contextlib.suppress(FileNotFoundError):
+                other.unlink()
+            for f in logs.glob("member-*.log"):
+                f.unlink()
+            with contextlib.suppress(FileNotFoundError):
+                logs.rmdir()
 
 
 def test_node_runs_until_sigterm_and_refuses_a_taken_port() -> None:
@@ -119,3 +155,23 @@ def test_help_lists_the_commands() -> None:
     for sub in (("node",), ("cluster", "up"), ("cluster", "status"), ("chaos",)):
         h = _run(*sub, "--help", timeout=60)
         assert h.returncode == 0 and "usage: hzfast" in h.stdout
+
+
+def test_cluster_up_in_the_foreground_removes_its_logs_unless_kept() -> None:
+    # with --json the foreground `up` prints the members, waits for one status snapshot,
+    # then stops them (as Ctrl-C does); its log folder goes with them unless --keep-logs
+    for flags, kept in (((), False), (("--keep-logs",), True)):
+        p = _run("cluster", "up", "-n", "1", "--base-port", "0", "-p", "7", "--json", *flags)
+        assert p.returncode == 0, p.stderr
+        first = json.loads(p.stdout)
+        log = Path(first["members"][0]["log"])
+        pids = [m["pid"] for m in first["members"]]
+        try:
+            assert all(_gone(pid) for pid in pids)
+            assert log.exists() == kept and log.parent.exists() == kept
+            assert (f"member logs kept in {log.parent}" in p.stderr) == kept
+        finally:
+            _kill(pids)
+            if kept:
+                log.unlink()
+                log.parent.rmdir()
