@@ -17,7 +17,6 @@ import asyncio
 import contextlib
 import json
 import os
-import re
 import signal
 import sys
 import time
@@ -165,7 +164,7 @@ def cmd_node(args: argparse.Namespace) -> int:
 
 def cmd_cluster_up(args: argparse.Namespace) -> int:
     """``hzfast cluster up``: start members; live status until Ctrl-C (or ``--detach``)."""
-    from hzfast.node.chaos import LocalCluster
+    from hzfast.node.chaos import LocalCluster, remove_logs
     cluster = LocalCluster(partitions=args.partitions, backups=args.backups,
                            max_parallel_migrations=args.max_parallel_migrations,
                            design=args.design, heartbeat_ms=args.heartbeat_ms,
@@ -206,7 +205,7 @@ def cmd_cluster_up(args: argparse.Namespace) -> int:
             if args.keep_logs:
                 print(f"member logs kept in {cluster.log_dir}", file=sys.stderr)
             else:
-                _remove_logs(cluster.log_dir)
+                remove_logs(cluster.log_dir)
 
 
 def _read_state(path: str) -> dict[str, Any]:
@@ -241,6 +240,7 @@ def cmd_cluster_status(args: argparse.Namespace) -> int:
 
 def cmd_cluster_down(args: argparse.Namespace) -> int:
     """``hzfast cluster down``: SIGTERM every PID of the state file, then SIGKILL."""
+    from hzfast.node.chaos import remove_logs
     state = _read_state(args.state_file)
     stopped = 0
     for m in state["members"]:
@@ -257,25 +257,13 @@ def cmd_cluster_down(args: argparse.Namespace) -> int:
     os.remove(args.state_file)
     logs = state.get("log_dir")
     if state.get("remove_log_dir") is True and isinstance(logs, str) and logs \
-            and not args.keep_logs and _remove_logs(logs):
+            and not args.keep_logs and remove_logs(logs):
         print(f"stopped {stopped} member processes; removed their logs ({logs})")
     elif isinstance(logs, str) and logs:
         print(f"stopped {stopped} member processes; their logs are in {logs}")
     else:
         print(f"stopped {stopped} member processes")
     return 0
-
-
-def _remove_logs(folder: str) -> bool:
-    """Delete a log folder ``cluster up`` made: its ``member-<n>.log`` files, then the folder
-    if nothing else is in it (a state file names the folder, so nothing else is touched).
-    True when it is gone."""
-    with contextlib.suppress(OSError):
-        for name in os.listdir(folder):
-            if re.fullmatch(r"member-[0-9]+\.log", name):
-                os.remove(os.path.join(folder, name))
-        os.rmdir(folder)
-    return not os.path.exists(folder)
 
 
 def _alive(pid: int) -> bool:
