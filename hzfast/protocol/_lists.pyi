@@ -14,6 +14,9 @@ def attention(
     active: dict[int, Any],  # dict: partition -> its active migration
     unconfirmed: dict[int, Any],  # dict: partition -> an unconfirmed destination commit
     me: int,  # long: the member's id
+    replicas: NDArray[np.int32] | None = None,  # int32 ndarray (P, R), C-contiguous, writeable: apply plain entries here
+    success: Any = None,  # object: MigrationStatus.SUCCESS
+    failed: Any = None,  # object: MigrationStatus.FAILED
 ) -> int: ...  # the first index needing the full rule, len(lst) if none
 def keyed(
     lst: tuple[Any, ...],  # tuple

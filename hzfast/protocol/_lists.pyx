@@ -123,7 +123,7 @@ cdef int32_t* _versions(object a, bint writeable, intp_t* n) except NULL:
 cdef bint _current(object x, const int32_t* versions, intp_t P) except -1:
     """Entry ``x``'s partition is at its final version (Python's ``==`` for an odd final;
     a partition outside the table is never current)."""
-    cdef long p, final
+    cdef long p = 0, final = 0
     cdef int overflow = 0
     cdef bint slotted = _slots_of(x)
     part = _field(x, F_PARTITION, slotted)
@@ -143,18 +143,34 @@ cdef bint _current(object x, const int32_t* versions, intp_t P) except -1:
 
 
 def attention(tuple lst, Py_ssize_t start, object versions, object info_type,
-              long replica_count, set finalized, dict active, dict unconfirmed, long me):
+              long replica_count, set finalized, dict active, dict unconfirmed, long me,
+              object replicas=None, object success=None, object failed=None):
     """The first index ``>= start`` of an entry of ``lst`` that needs the full rule (or
     ``len(lst)``): not an ``info_type`` with in-range fields and a settled int status, a
     partition held unconfirmed, a final version above ``versions``, or one this member
     (``me``) still has to finalize (not in ``finalized``, and either the migration active
-    here or one of which ``me`` is a passive source: Node._finalize's two cases)."""
+    here or one of which ``me`` is a passive source: Node._finalize's two cases).
+
+    Given ``replicas`` (the member's (P, R) table, R = ``replica_count``, writeable like
+    ``versions``) and the two settled statuses, an entry above the member's version that
+    the full rule would simply apply is applied here instead, in place, and passed over:
+    well formed (``well_formed``), starting at the member's version, its status exactly
+    ``success`` or ``failed``, and nothing to finalize. A ``success`` entry's slot updates
+    go into its row (``apply_to``), and its partition's version becomes its final one
+    (a ``failed`` entry's final version already holds its increment). Anything else, or
+    arrays it cannot write, stops there as before."""
     cdef Py_ssize_t i, n = len(lst)
-    cdef intp_t P
+    cdef intp_t P, rows = -1, R = 0
     cdef const int32_t* vers = _versions(versions, False, &P)
-    cdef long p, final, v
+    cdef int32_t* vw = NULL
+    cdef int32_t* table = NULL
+    cdef long p = 0, final = 0, v = 0, initial = 0
     cdef object x
     cdef bint s = _layout(info_type)
+    cdef bint applying = (replicas is not None and s and success is not None
+                          and failed is not None and vector32(versions, True, &vw, &P)
+                          and table32(replicas, True, &table, &rows, &R)
+                          and rows == P and R == replica_count)
     for i in range(start, n):
         x = lst[i]
         if type(x) is not info_type:
@@ -171,7 +187,7 @@ def attention(tuple lst, Py_ssize_t start, object versions, object info_type,
             return i
         if unconfirmed and PyDict_Contains(unconfirmed, p):
             return i
-        if not _small_int(_field(x, F_FINAL, s), -_ANY, _ANY, &final) or final > vers[p]:
+        if not _small_int(_field(x, F_FINAL, s), -_ANY, _ANY, &final):
             return i
         mid = _field(x, F_ID, s)
         if not PySet_Contains(finalized, mid):     # what Node._finalize acts on
@@ -181,6 +197,15 @@ def attention(tuple lst, Py_ssize_t start, object versions, object info_type,
             if _field(x, F_SOURCE, s) == me and _field(x, F_SCI, s) > 0 \
                     and not _field(x, F_PROMOTION, s):
                 return i
+        if final > vers[p]:                        # to apply: here, or by the full rule
+            if not applying or (st is not success and st is not failed) \
+                    or not _well_formed(x, P, replica_count) \
+                    or not _small_int(_field(x, F_INITIAL, True), 0, _INT32_END, &initial) \
+                    or initial != vers[p]:
+                return i
+            if st is success and not _apply(table + p * R, R, x):
+                return i
+            vw[p] = <int32_t>final
     return n
 
 
@@ -354,9 +379,14 @@ def well_formed(object x, object info_type, long partition_count, long replica_c
     indices in ``[-1, replica_count)``, ``0 <= initial <= final < 2**31``, source and
     destination in ``[-1, 2**31)``, master in ``[0, 2**31)``. False means "not shown
     here": the Python rule decides (and names the problem)."""
-    cdef long v, initial, final
     if type(x) is not info_type or not _layout(info_type):
         return False
+    return _well_formed(x, partition_count, replica_count)
+
+
+cdef bint _well_formed(object x, long partition_count, long replica_count) except -1:
+    """:func:`well_formed` for an entry of the ``_slotted`` class."""
+    cdef long v = 0, initial = 0, final = 0
     return (_small_int(_field(x, F_PARTITION, True), 0, partition_count, &v)
             and _small_int(_field(x, F_DNI, True), 0, replica_count, &v)
             and _small_int(_field(x, F_SCI, True), -1, replica_count, &v)
@@ -390,12 +420,18 @@ def apply_to(object table, object partition, object x, object info_type):
     and int32. Otherwise return False without writing anything (the caller applies the
     Python rule)."""
     cdef intp_t R
-    cdef long sci, dci, sni, dni, source, destination
     if type(x) is not info_type or not _layout(info_type):
         return False
     cdef int32_t* row = _row(table, partition, &R)
     if row == NULL:
         return False
+    return _apply(row, R, x)
+
+
+cdef bint _apply(int32_t* row, intp_t R, object x) except -1:
+    """:func:`apply_to` on a row of width ``R``, for an entry of the ``_slotted`` class
+    (False, nothing written: a field out of range)."""
+    cdef long sci = 0, dci = 0, sni = 0, dni = 0, source = 0, destination = 0
     if not (_small_int(_field(x, F_SCI, True), -1, R, &sci)
             and _small_int(_field(x, F_DCI, True), -1, R, &dci)
             and _small_int(_field(x, F_SNI, True), -1, R, &sni)

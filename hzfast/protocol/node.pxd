@@ -69,6 +69,7 @@ cdef class Node:
     cpdef _receive(self, sender, m)
     cpdef _effect_done(self, eid, ok)
     cpdef _completed_tuple(self)
+    cpdef _completed_of(self, p)
     cpdef _apply_completed(self, lst)
     cpdef _keep_current(self, keep)
     cpdef _put_completed(self, x)

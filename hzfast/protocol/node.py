@@ -633,6 +633,11 @@ class Node:
     def _completed_tuple(self) -> tuple[MigrationInfo, ...]:
         return tuple(self.completed.values())
 
+    def _completed_of(self, p: int) -> tuple[MigrationInfo, ...]:
+        """The completed migrations of partition ``p``, in list order: what a
+        ``MigrationRequest`` carries (§7.3(a)), not the whole list."""
+        return tuple([x for x in self.completed.values() if x.partition == p])
+
     def _apply_completed(self, lst: tuple[MigrationInfo, ...]) -> bool:
         """Rule 5: a partial update. True iff no entry was rejected.
 
@@ -640,7 +645,8 @@ class Node:
         at or below the local version is kept (and finalized where this member took part);
         one that starts at the local version is applied; any other is rejected as a
         partial update that does not line up (the master then sends the full table).
-        Entries that are only to be kept are skipped over in C (docs/design.md §11)."""
+        Entries that are only to be kept, and entries that are simply applied (this
+        member took no part in them), are handled in C (docs/design.md §11)."""
         if self.is_master:
             return True            # the master's own table is the one the lists come from
         if not self.initialized:
@@ -652,9 +658,10 @@ class Node:
         active = self.active
         me = self.me
         R = self.config.replica_count
+        table = self.replicas
         try:                 # (the kernel takes a tuple and a C-contiguous int32 vector)
             i = _lists.attention(lst, 0, vers, MigrationInfo, R, finalized, active,
-                                 unconfirmed, me)
+                                 unconfirmed, me, table, SUCCESS, FAILED)
         except (TypeError, ValueError):
             return self._apply_completed_slow(lst)
         n = len(lst)
@@ -685,7 +692,7 @@ class Node:
             elif x.id not in finalized:
                 self._finalize(x)
             i = _lists.attention(lst, i + 1, vers, MigrationInfo, R, finalized, active,
-                                 unconfirmed, me)
+                                 unconfirmed, me, table, SUCCESS, FAILED)
         if not self.is_master:
             self._keep_current(_lists.keyed(lst, stop, self._completed))
         return ok
@@ -1494,7 +1501,7 @@ class Node:
             return
         run.inflight[x.id] = (i, x, "request", owner)
         self._mark("migration_started", x)
-        self._send(owner, _REQUEST(self.me, x, self._completed_tuple()))
+        self._send(owner, _REQUEST(self.me, x, self._completed_of(p)))
         self._timer_set(("mig", x.id), self.config.timeout)
 
     # ------------------------------------------------------------------ recovery (rule 8)

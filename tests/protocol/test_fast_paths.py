@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 from collections.abc import Sequence
 
 import numpy as np
@@ -30,6 +31,7 @@ from hzfast.protocol import (
     _lists,
     _scan,
 )
+from hzfast.protocol.node import apply_to_row
 from hzfast.sim._checks import advance_versions
 
 P = 6
@@ -201,11 +203,53 @@ def test_attention_never_raises_on_malformed_entries() -> None:
     assert _lists.attention((ok, ok), 0, v, MigrationInfo, 7, set(), {}, {}, 5) == 2
 
 
+def test_attention_applies_plain_entries_in_place() -> None:
+    # Given the member's table, an entry the full rule would simply apply (well formed,
+    # starting at the member's version, SUCCESS or FAILED, nothing for this member to
+    # finalize) is applied in C and passed over; the first other one stops the kernel
+    # with nothing of it written. Without a writeable table of the right shape, or
+    # without the statuses, it stops at the first entry above the version as before.
+    def fresh() -> tuple[np.ndarray, np.ndarray]:
+        t = np.full((4, 7), -1, dtype=np.int32)
+        t[:, :2] = [[1, 2], [2, 3], [3, 1], [1, 3]]
+        return t, np.array([3, 5, 2, 9], dtype=np.int32)
+
+    move = MigrationInfo((1, 1), 0, 1, 0, 1, 3, -1, 0, 1, 3, 5, SUCCESS)   # p0: 3 -> 5
+    failed = MigrationInfo((1, 2), 1, 2, 0, -1, 1, 1, 0, 1, 5, 9, FAILED)  # p1: 5 -> 9
+    gap = MigrationInfo((1, 3), 2, 3, 0, -1, 2, 1, 0, 1, 4, 6, SUCCESS)    # p2 is at 2
+    lst = (move, failed, gap)
+    t, v = fresh()
+    args = (lst, 0, v, MigrationInfo, 7, set(), {}, {}, 2)
+    assert _lists.attention(*args, t, SUCCESS, FAILED) == 2
+    want, want_v = fresh()
+    apply_to_row(want[0], move)
+    want_v[:2] = [5, 9]
+    assert t.tolist() == want.tolist() and v.tolist() == want_v.tolist()
+    # a participant's entry (member 3 is move's destination, with it active) is left to
+    # the full rule, and so is a status that is not one of the two objects
+    for me, active, status in ((3, {0: move}, SUCCESS), (2, {}, 1)):
+        x = dataclasses.replace(move, status=status)
+        t, v = fresh()
+        assert _lists.attention((x,), 0, v, MigrationInfo, 7, set(), active, {}, me,
+                                t, SUCCESS, FAILED) == 0
+        assert t.tolist() == fresh()[0].tolist() and v.tolist() == fresh()[1].tolist()
+    # arrays it cannot write: the plain answer, nothing written
+    for table in (fresh()[0][:, :5], fresh()[0][:3], None):   # strided, too short, none
+        t, v = fresh()
+        assert _lists.attention(lst, 0, v, MigrationInfo, 7, set(), {}, {}, 2,
+                                table, SUCCESS, FAILED) == 0
+        assert v.tolist() == [3, 5, 2, 9]
+    t, v = fresh()
+    v.setflags(write=False)
+    assert _lists.attention(lst, 0, v, MigrationInfo, 7, set(), {}, {}, 2,
+                            t, SUCCESS, FAILED) == 0
+    assert t.tolist() == fresh()[0].tolist()
+
+
 def test_list_kernels_read_slots_and_attributes_alike() -> None:
     # MigrationInfo's fields are read from their slots; a class without slots through its
     # attributes: the same answers. An entry whose slots were never filled raises the
     # AttributeError attribute lookup raises (never a crash).
-    import dataclasses
 
     fields = [(f.name, f.type, f) for f in dataclasses.fields(MigrationInfo)]
     Plain = dataclasses.make_dataclass("Plain", fields, frozen=True)   # no slots
@@ -473,7 +517,6 @@ def test_apply_to_equals_apply_to_row(lst: tuple[object, ...], seed: int) -> Non
 
 
 def test_settled_equals_the_constructor() -> None:
-    import dataclasses
 
     x = MigrationInfo((1, 9), 3, 1, 0, -1, 2, -1, 0, 1, 1, 2, ACTIVE)
     for status, final in [(SUCCESS, None), (FAILED, 7), (FAILED, None)]:
