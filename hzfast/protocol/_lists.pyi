@@ -18,6 +18,10 @@ def attention(
     success: Any = None,  # object: MigrationStatus.SUCCESS
     failed: Any = None,  # object: MigrationStatus.FAILED
 ) -> int: ...  # the first index needing the full rule, len(lst) if none
+def of_partition(
+    entries: dict[Any, Any],  # dict: id -> migration, in list order
+    partition: int,  # object
+) -> tuple[Any, ...]: ...  # the entries of that partition, in order
 def keyed(
     lst: tuple[Any, ...],  # tuple
     stop: int,  # Py_ssize_t

@@ -209,6 +209,21 @@ def attention(tuple lst, Py_ssize_t start, object versions, object info_type,
     return n
 
 
+def of_partition(dict entries, object partition):
+    """``tuple(x for x in entries.values() if x.partition == partition)``, in order: the
+    completed migrations of one partition, as a migration request carries them."""
+    cdef list out = []
+    cdef Py_ssize_t pos = 0
+    cdef PyObject* k
+    cdef PyObject* v
+    cdef object x
+    while PyDict_Next(entries, &pos, &k, &v):
+        x = <object>v
+        if _field(x, F_PARTITION, _slots_of(x)) == partition:
+            out.append(x)
+    return tuple(out)
+
+
 cdef Py_ssize_t _shared_front(dict a, dict b) except -1:
     """How many leading entries ``a`` and ``b`` share, key and value the same objects, in
     order (no hashing: the two dicts are walked side by side)."""
@@ -405,7 +420,7 @@ cdef int32_t* _row(object table, object partition, intp_t* width) noexcept:
     range; NULL otherwise."""
     cdef int32_t* data
     cdef intp_t rows
-    cdef long p
+    cdef long p = 0
     if not table32(table, True, &data, &rows, width) or not _small_int(partition, 0, rows, &p):
         return NULL
     return data + p * width[0]

@@ -10,3 +10,10 @@ def merge(
     updated: NDArray[np.uint8],  # uint8_t[::1] (P,), written (a bool array's view)
     diverged: NDArray[np.int32],  # int32_t[::1] (P,), scratch: diverged ids first
 ) -> int: ...  # count of diverged partitions
+def left(
+    old: NDArray[np.int32],  # const int32_t[:, ::1] (P, R): the table before a merge
+    new: NDArray[np.int32],  # const int32_t[:, ::1] (P, R): the table after it
+    updated: NDArray[np.uint8],  # const uint8_t[::1] (P,): the merge's updated flags (a bool array's view)
+    member: int,  # int32_t
+    k: int,  # intp_t: the slots looked at, clipped to R
+) -> list[int]: ...  # rows updated that listed member in their first k slots and no longer do

@@ -87,3 +87,28 @@ def merge(int32_t[:, ::1] replicas, int32_t[::1] versions,
         else:
             n = merge_c(reps, vers, rr, rv, up, dv, P, R)
     return n
+
+
+def left(const int32_t[:, ::1] old, const int32_t[:, ::1] new, const uint8_t[::1] updated,
+         int32_t member, intp_t k):
+    """The rows ``p`` (ascending, a list of ints) where ``updated[p]`` is set and
+    ``member`` is in ``old[p, :k]`` but not in ``new[p, :k]``: the partitions a merge moved
+    ``member`` out of the first ``k`` slots of (``old`` and ``new`` the tables before and
+    after it, same shape; ``k`` clipped to the width)."""
+    cdef intp_t P = old.shape[0], R = old.shape[1], p, j
+    cdef bint was, now
+    if new.shape[0] != P or new.shape[1] != R or updated.shape[0] != P:
+        raise ValueError("old, new and updated must describe the same partitions")
+    k = max(0, min(k, R))
+    cdef list out = []
+    for p in range(P):
+        if not updated[p]:
+            continue
+        was = False
+        now = False
+        for j in range(k):
+            was |= old[p, j] == member
+            now |= new[p, j] == member
+        if was and not now:
+            out.append(p)
+    return out

@@ -32,7 +32,7 @@ from hzfast.migration.apply import apply_migrations
 from hzfast.migration._executor import ANSWER_ACCEPTED as _ACCEPTED
 from hzfast.migration.executor import Executor
 from hzfast.migration.plan import MigrationPlan
-from hzfast.protocol import _lists, _scan
+from hzfast.protocol import _lists, _merge, _scan
 from hzfast.protocol import messages as msg
 from hzfast.protocol._build import Builder
 from hzfast.protocol.events import (
@@ -636,7 +636,7 @@ class Node:
     def _completed_of(self, p: int) -> tuple[MigrationInfo, ...]:
         """The completed migrations of partition ``p``, in list order: what a
         ``MigrationRequest`` carries (§7.3(a)), not the whole list."""
-        return tuple([x for x in self.completed.values() if x.partition == p])
+        return _lists.of_partition(self.completed, p)
 
     def _apply_completed(self, lst: tuple[MigrationInfo, ...]) -> bool:
         """Rule 5: a partial update. True iff no entry was rejected.
@@ -856,10 +856,13 @@ class Node:
         partition it held (a completed migration it never heard of moved it out): the
         master committed that, so its copy goes (no data stays on non-replicas)."""
         k = self.config.backup_count + 1
-        me = self.me
-        was = (old[:, :k] == me).any(axis=1)
-        now = (self.replicas[:, :k] == me).any(axis=1)
-        for p in np.flatnonzero(updated & was & ~now).tolist():
+        try:                        # (the kernel takes C-contiguous int32 tables)
+            gone = _merge.left(old, self.replicas, updated.view(np.uint8), self.me, k)
+        except (TypeError, ValueError):
+            was = (old[:, :k] == self.me).any(axis=1)
+            now = (self.replicas[:, :k] == self.me).any(axis=1)
+            gone = np.flatnonzero(updated & was & ~now).tolist()
+        for p in gone:
             if p not in self.active:
                 self._effect("clear", p)
 

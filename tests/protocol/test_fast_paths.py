@@ -246,6 +246,41 @@ def test_attention_applies_plain_entries_in_place() -> None:
     assert t.tolist() == fresh()[0].tolist()
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 30), st.integers(1, 7), st.integers(0, 8), st.integers(0, 2**32 - 1))
+def test_left_equals_its_numpy_rule(rows: int, width: int, k: int, seed: int) -> None:
+    # _merge.left (the partitions a merge moved a member out of its first k slots of)
+    # against Node._drop_stale's numpy rule
+    from hzfast.protocol import _merge
+
+    rng = np.random.default_rng(seed)
+    old = rng.integers(-1, 4, size=(rows, width)).astype(np.int32)
+    new = rng.integers(-1, 4, size=(rows, width)).astype(np.int32)
+    updated = rng.random(rows) < 0.6
+    for me in (1, 2, 5):
+        was = (old[:, :k] == me).any(axis=1)
+        now = (new[:, :k] == me).any(axis=1)
+        want = np.flatnonzero(updated & was & ~now).tolist()
+        assert _merge.left(old, new, updated.view(np.uint8), me, k) == want
+    with pytest.raises(ValueError, match="same partitions"):
+        _merge.left(old, new[:0] if rows else new[:, :0], updated.view(np.uint8), 1, k)
+
+
+def test_of_partition_equals_its_rule() -> None:
+    # the completed migrations of one partition, in list order, for slot and attribute
+    # readers alike (a class without slots) and odd partition values
+    fields = [(f.name, f.type, f) for f in dataclasses.fields(MigrationInfo)]
+    Plain = dataclasses.make_dataclass("Plain", fields, frozen=True)
+    for cls in (MigrationInfo, Plain):
+        entries = {(1, i): cls((1, i), p, 1, 0, -1, 2, -1, 0, 1, 2, 3, SUCCESS)
+                   for i, p in enumerate([3, 1, 3, 0, 3, 2.0, True])}
+        for p in (0, 1, 2, 3, 4, -1):
+            want = tuple(x for x in entries.values() if x.partition == p)
+            assert _lists.of_partition(entries, p) == want
+            assert all(a is b for a, b in zip(_lists.of_partition(entries, p), want))
+    assert _lists.of_partition({}, 0) == ()
+
+
 def test_list_kernels_read_slots_and_attributes_alike() -> None:
     # MigrationInfo's fields are read from their slots; a class without slots through its
     # attributes: the same answers. An entry whose slots were never filled raises the
