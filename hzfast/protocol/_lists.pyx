@@ -189,24 +189,33 @@ def attention(tuple lst, Py_ssize_t start, object versions, object info_type,
             return i
         if not _small_int(_field(x, F_FINAL, s), -_ANY, _ANY, &final):
             return i
-        mid = _field(x, F_ID, s)
-        if not PySet_Contains(finalized, mid):     # what Node._finalize acts on
-            act = active.get(p)
-            if act is not None and act.id == mid:
-                return i
-            if _field(x, F_SOURCE, s) == me and _field(x, F_SCI, s) > 0 \
-                    and not _field(x, F_PROMOTION, s):
-                return i
         if final > vers[p]:                        # to apply: here, or by the full rule
             if not applying or (st is not success and st is not failed) \
                     or not _well_formed(x, P, replica_count) \
                     or not _small_int(_field(x, F_INITIAL, True), 0, _INT32_END, &initial) \
-                    or initial != vers[p]:
+                    or initial != vers[p] or _to_finalize(x, p, s, finalized, active, me):
                 return i
             if st is success and not _apply(table + p * R, R, x):
                 return i
             vw[p] = <int32_t>final
+        elif _to_finalize(x, p, s, finalized, active, me):
+            return i
     return n
+
+
+cdef bint _to_finalize(object x, long p, bint s, set finalized, dict active,
+                       long me) except -1:
+    """Whether Node._finalize acts on entry ``x`` (of partition ``p``) on this member
+    (``me``): not finalized yet, and either the migration active here or one of which
+    ``me`` is a passive source."""
+    mid = _field(x, F_ID, s)
+    if PySet_Contains(finalized, mid):
+        return False
+    act = active.get(p)
+    if act is not None and act.id == mid:
+        return True
+    return (_field(x, F_SOURCE, s) == me and _field(x, F_SCI, s) > 0
+            and not _field(x, F_PROMOTION, s))
 
 
 def of_partition(dict entries, object partition):
