@@ -855,13 +855,10 @@ class Node:
         """A newer table from the master no longer lists this member at a data index of a
         partition it held (a completed migration it never heard of moved it out): the
         master committed that, so its copy goes (no data stays on non-replicas)."""
-        k = self.config.backup_count + 1
-        try:                        # (the kernel takes C-contiguous int32 tables)
-            gone = _merge.left(old, self.replicas, updated.view(np.uint8), self.me, k)
-        except (TypeError, ValueError):
-            was = (old[:, :k] == self.me).any(axis=1)
-            now = (self.replicas[:, :k] == self.me).any(axis=1)
-            gone = np.flatnonzero(updated & was & ~now).tolist()
+        # (merge_tables took ``old`` only as a C-contiguous int32 table, and made the new
+        # table and ``updated`` itself: the kernel's inputs)
+        gone = _merge.left(old, self.replicas, updated.view(np.uint8), self.me,
+                           self.config.backup_count + 1)
         for p in gone:
             if p not in self.active:
                 self._effect("clear", p)

@@ -250,7 +250,7 @@ def test_attention_applies_plain_entries_in_place() -> None:
 @given(st.integers(0, 30), st.integers(1, 7), st.integers(0, 8), st.integers(0, 2**32 - 1))
 def test_left_equals_its_numpy_rule(rows: int, width: int, k: int, seed: int) -> None:
     # _merge.left (the partitions a merge moved a member out of its first k slots of)
-    # against Node._drop_stale's numpy rule
+    # against the numpy rule Node._drop_stale used before it
     from hzfast.protocol import _merge
 
     rng = np.random.default_rng(seed)
