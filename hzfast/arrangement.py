@@ -412,13 +412,25 @@ _MAX_CHUNKS = 64
 _openmp_pid: int | None = None
 
 
+_core_count: int | None = None
+
+
+def _cores() -> int:
+    """``os.cpu_count()``, read once: it reads a file under ``/sys`` on every call, and
+    the simulator's masters call :func:`arrange` a dozen times a run (docs/design.md §12)."""
+    global _core_count
+    if _core_count is None:
+        _core_count = os.cpu_count() or 1
+    return _core_count
+
+
 def _thread_count(threads: object) -> int:
     """``threads`` checked (an int >= 1); None: ``$HZFAST_THREADS``, else every core."""
     if threads is not None:
         return check_int(threads, "threads", minimum=1)
     env = os.environ.get(THREADS_ENV, "").strip()
     if not env:
-        return os.cpu_count() or 1
+        return _cores()
     try:
         n = int(env)
     except ValueError:
