@@ -1343,13 +1343,16 @@ class Node:
                 self._publish_table()
             return False, repaired
         by_dest: dict[int, list[MigrationInfo]] = {}
-        for p in need.tolist():
-            idx = int(np.flatnonzero(self.replicas[p] >= 0)[0])
-            dest = int(self.replicas[p, idx])
+        vers = self.versions
+        for p, row in zip(need.tolist(), self.replicas[need].tolist()):
+            idx = 0                        # the first filled slot (a row of ``need`` has one)
+            while row[idx] < 0:
+                idx += 1
+            dest = row[idx]
             self._seq += 1
-            v = int(self.versions[p])
-            x = MigrationInfo((self.me, self._seq), p, -1, -1, -1, dest, idx, 0, self.me, v,
-                              v + 2, ACTIVE, True)
+            v = vers.item(p)
+            x = _INFO((self.me, self._seq), p, -1, -1, -1, dest, idx, 0, self.me, v, v + 2,
+                      ACTIVE, True)
             by_dest.setdefault(dest, []).append(x)
         for dest in sorted(by_dest):
             self._promotion_seq += 1
