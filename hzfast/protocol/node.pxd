@@ -58,6 +58,8 @@ cdef class Node:
     cdef public object _kc_vers
     cdef public dict _kc_index
     cdef public set _kc_recheck
+    cdef public dict _deadlines
+    cdef public object _wake
 
     # the per-event helpers: C calls inside the module, still methods from Python
     cpdef _drain(self)
@@ -65,6 +67,9 @@ cdef class Node:
     cpdef _mark(self, name, x=*, partition=*, detail=*)
     cpdef _effect(self, kind, partition, x=*, to=*)
     cpdef _timer_set(self, key, delay)
+    cpdef _timer_cancel(self, key)
+    cpdef _wake_up(self)
+    cpdef _settle(self)
     cpdef _reject(self, sender, m, why)
     cpdef _receive(self, sender, m)
     cpdef _effect_done(self, eid, ok)

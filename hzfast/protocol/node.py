@@ -43,7 +43,7 @@ from hzfast.protocol.events import (
     TimerFired,
 )
 from hzfast.protocol.messages import Message, MigrationInfo, MigrationStatus
-from hzfast.protocol.outputs import CancelTimer, Effect, Mark, Output, Send, SetTimer
+from hzfast.protocol.outputs import Effect, Mark, Output, Send, SetTimer
 from hzfast.protocol.tables import DivergedTableError, merge_tables
 
 __all__ = ["DESIGNS", "Config", "MemberState", "Node"]
@@ -52,6 +52,7 @@ DESIGNS = ("safe", "legacy")
 SUCCESS, FAILED, ACTIVE = MigrationStatus.SUCCESS, MigrationStatus.FAILED, MigrationStatus.ACTIVE
 MigrationId = tuple[int, int]
 _INT32_END = 2**31                  # versions and member ids travel as int32
+_WAKE = ("wake",)                   # the one timer key a node asks its runtime for
 
 # The frozen dataclasses a step makes most, built straight into their slots (every field,
 # in field order; docs/design.md §12): the same objects their constructors make.
@@ -59,7 +60,6 @@ _SEND = Builder(Send)
 _MARK = Builder(Mark)
 _EFFECT = Builder(Effect)
 _SET_TIMER = Builder(SetTimer)
-_CANCEL_TIMER = Builder(CancelTimer)
 _INFO = Builder(MigrationInfo)
 _REQUEST = Builder(msg.MigrationRequest)
 _TRANSFER = Builder(msg.MigrationTransfer)
@@ -286,6 +286,9 @@ class Node:
         self._publish: tuple[tuple[MigrationId, ...], dict[int, bool | None]] | None = None
         self._check_timer = False
         self._was_master = False
+        # the timeouts (key -> time) and the one runtime timer asked for: its time, -1 none
+        self._deadlines: dict[Hashable, int] = {}
+        self._wake = -1
         self._told: set[int] = set()                          # members sent the full table
         self.diverged = 0                                     # diverged partitions seen
         # _keep_current's bookkeeping: the dict it returned, its length, the versions then,
@@ -393,6 +396,7 @@ class Node:
             raise TypeError(f"now must be an int, got {type(now).__name__}")
         self._now = now
         self._out = []
+        waking = False
         t = type(event)
         if t is MessageReceived or isinstance(event, MessageReceived):
             m = event.message                        # type: ignore[attr-defined]
@@ -405,9 +409,29 @@ class Node:
         elif isinstance(event, MembershipChanged):
             self._membership(event)
         elif isinstance(event, TimerFired):
-            self._timer(event.key)
+            key = event.key
+            if key is _WAKE or (type(key) is tuple and len(key) == 1 and type(key[0]) is str
+                                and key[0] == "wake"):
+                waking = True
+            else:
+                self._timer(key)
         else:
             raise TypeError(f"event must be a hzfast.protocol event, got {type(event).__name__}")
+        if waking:
+            self._wake_up()
+        else:
+            self._settle()
+        if self._legacy and self.initialized:
+            seen = self._legacy_seen
+            if not np.array_equal(seen, self.replicas):
+                self._legacy_seen = self.replicas.copy()
+                self._legacy_finalize(seen, self.replicas)
+        out, self._out = self._out, []
+        return out
+
+    def _settle(self) -> None:
+        """After an input: the messages sent to itself, then the master's step, until
+        neither has anything left to do."""
         inbox = self._inbox
         me = self.me
         for _ in range(10_000):
@@ -418,13 +442,6 @@ class Node:
                 self._master_step()
             if not inbox:
                 break
-        if self._legacy and self.initialized:
-            seen = self._legacy_seen
-            if not np.array_equal(seen, self.replicas):
-                self._legacy_seen = self.replicas.copy()
-                self._legacy_finalize(seen, self.replicas)
-        out, self._out = self._out, []
-        return out
 
     def _drain(self) -> None:
         inbox = self._inbox
@@ -455,7 +472,53 @@ class Node:
         self._out.append(_EFFECT(eid, kind, partition, x, to))
 
     def _timer_set(self, key: Hashable, delay: int) -> None:
-        self._out.append(_SET_TIMER(key, self._now + delay))
+        """Run the timeout ``key`` at ``now + delay`` (replacing a pending one of that key).
+
+        The node keeps its own deadlines and asks the runtime for one timer, ``_WAKE``,
+        at the earliest of them (docs/design.md §11 "Timers"): most timeouts are cancelled
+        by the answer they wait for, so setting and cancelling them cost the runtime
+        nothing."""
+        at = self._now + delay
+        d = self._deadlines
+        if key in d:
+            del d[key]                       # a re-set timeout runs after those set before
+        d[key] = at
+        w = self._wake
+        if w == -1 or at < w:                # (-2: while waking, the wake-up arms it)
+            self._wake = at
+            self._out.append(_SET_TIMER(_WAKE, at))
+
+    def _timer_cancel(self, key: Hashable) -> None:
+        """Forget the timeout ``key`` (a no-op when none is pending)."""
+        self._deadlines.pop(key, None)
+
+    def _wake_up(self) -> None:
+        """The runtime's timer fired: run the timeouts that are due, earliest first (in
+        the order they were set among equal times), each followed by the node's usual
+        settling, as if each had been its own event; then ask for the next wake-up."""
+        self._wake = -2
+        d = self._deadlines
+        now = self._now
+        due = [k for k, at in d.items() if at <= now]
+        if len(due) > 1:
+            due.sort(key=d.__getitem__)              # (stable: set order among equals)
+        ran = False
+        for k in due:
+            at = d.get(k)
+            if at is None or at > now:           # cancelled or re-set by an earlier one
+                continue
+            del d[k]
+            self._timer(k)
+            self._settle()
+            ran = True
+        if not ran:
+            self._settle()
+        if d:
+            w = min(d.values())
+            self._wake = w
+            self._out.append(_SET_TIMER(_WAKE, w))
+        else:
+            self._wake = -1
 
     def _reject(self, sender: int, m: msg.Message, why: str) -> None:
         self._mark("message_rejected", detail=f"{type(m).__name__} from {sender}: {why}")
@@ -503,7 +566,7 @@ class Node:
             for m in gone:
                 if m in self._fetching:
                     del self._fetching[m]
-                    self._out.append(_CANCEL_TIMER(("fetch", m)))
+                    self._timer_cancel(("fetch", m))
             self._maybe_finish_recovery()
             return
         run = self._run
@@ -516,7 +579,7 @@ class Node:
                 elif stage == "installing":
                     parts = set()
                 if parts & gone:
-                    self._out.append(_CANCEL_TIMER(("mig", mid)))
+                    self._timer_cancel(("mig", mid))
                     self._fail(x, (), f"member {sorted(parts & gone)} left")
         for dest, (batch, proms, ans) in list(self._promotions.items()):
             if dest in gone and ans is None:
@@ -539,6 +602,10 @@ class Node:
     # ------------------------------------------------------------------ timers
     def _timer(self, key: Hashable) -> None:
         if not isinstance(key, tuple) or not key:
+            return
+        try:
+            self._deadlines.pop(key, None)      # (fired from outside: not again at its time)
+        except TypeError:                       # unhashable: not one of the node's keys
             return
         kind = key[0]
         if kind == "check":
@@ -1080,7 +1147,7 @@ class Node:
         ent = run.inflight.get(x.id)
         if ent is None or ent[2] != "request" or m.sender != ent[3]:
             return
-        self._out.append(_CANCEL_TIMER(("mig", x.id)))
+        self._timer_cancel(("mig", x.id))
         if not m.ok:
             self._fail(ent[1], (ent[3], x.destination), m.reason or "owner refused")
             return
@@ -1111,7 +1178,7 @@ class Node:
         ent = run.inflight.get(x.id)
         if ent is None or ent[2] != "commit" or m.sender != ent[1].destination:
             return
-        self._out.append(_CANCEL_TIMER(("mig", x.id)))
+        self._timer_cancel(("mig", x.id))
         if m.ok:
             self._master_commit(ent[1])
         else:
@@ -1178,7 +1245,7 @@ class Node:
         if pub is None or any(v is None for v in pub[1].values()):
             return
         self._publish = None
-        self._out.append(_CANCEL_TIMER(("publish",)))
+        self._timer_cancel(("publish",))
         if all(pub[1].values()):
             self._evict(pub[0])
             if self.completed and self._run is None:
@@ -1205,7 +1272,7 @@ class Node:
         ent = self._promotions.get(m.sender)
         if ent is None or ent[0] != m.batch or ent[2] is not None:
             return
-        self._out.append(_CANCEL_TIMER(("promotion", m.sender)))
+        self._timer_cancel(("promotion", m.sender))
         self._promotions[m.sender] = (ent[0], ent[1], bool(m.ok))
         self._promotions_maybe_done()
 
@@ -1215,7 +1282,7 @@ class Node:
         if self._fetching[m.sender] is not None:
             return
         self._fetching[m.sender] = m
-        self._out.append(_CANCEL_TIMER(("fetch", m.sender)))
+        self._timer_cancel(("fetch", m.sender))
         self._maybe_finish_recovery()
 
     # ------------------------------------------------------------------ master loop

@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hzfast.protocol import (
+    CancelTimer,
     Config,
     Effect,
     EffectDone,
@@ -21,6 +22,7 @@ from hzfast.protocol import (
     MigrationStatus,
     Node,
     Send,
+    SetTimer,
     TimerFired,
     messages,
 )
@@ -81,6 +83,43 @@ def test_handle_rejects_programming_errors() -> None:
         Config(backup_count=7)
     with pytest.raises(ValueError, match="repeat"):
         MembershipChanged((1, 1))
+
+
+def test_timeouts_share_one_runtime_timer() -> None:
+    """The node keeps its timeouts itself and asks the runtime for one timer, at the
+    earliest (docs/design.md §11 "Timers"): the migrations a join starts set one timer,
+    nothing is ever cancelled, and the timeouts run when it fires, not before."""
+    a, _b = _pair()
+    timeout = a.config.timeout
+    out = a.handle(MembershipChanged((1, 2, 3)), 5)
+    started = _marks(out).count("migration_started")
+    assert started >= 2
+    assert [o for o in out if isinstance(o, (SetTimer, CancelTimer))] == [
+        SetTimer(("wake",), 5 + timeout)]
+    early = a.handle(TimerFired(("wake",)), 4 + timeout)      # nothing due yet: ask again
+    assert "migration_failed" not in _marks(early)
+    assert [o for o in early if isinstance(o, SetTimer)] == [SetTimer(("wake",), 5 + timeout)]
+    due = a.handle(TimerFired(("wake",)), 5 + timeout)        # no answers came: all time out
+    assert _marks(due).count("migration_failed") == started
+    again = [o for o in due if isinstance(o, SetTimer)]
+    assert len(again) == 1 and again[0].key == ("wake",) and again[0].at > 5 + timeout
+    assert not any(isinstance(o, CancelTimer) for o in out + early + due)
+
+
+def test_a_timeout_fired_from_outside_runs_once() -> None:
+    """A runtime may fire one of the node's own keys: it runs then, is re-set by its
+    handler as usual, and does not run again at its old time."""
+    a, _b = _pair()
+    interval = a.config.state_check_interval
+
+    def checks(out: list[object]) -> int:
+        return sum(isinstance(o, Send) and isinstance(o.message, messages.PartitionStateCheck)
+                   for o in out)
+
+    assert checks(a.handle(TimerFired(("check",)), 100)) == 1
+    assert checks(a.handle(TimerFired(("wake",)), interval)) == 0     # its old time
+    assert checks(a.handle(TimerFired(("wake",)), 100 + interval)) == 1
+    assert a.handle(TimerFired(("mig", [1])), 100 + interval) == []   # not a key of its own
 
 
 def _info(p: int, initial: int, status: MigrationStatus = MigrationStatus.SUCCESS,
