@@ -19,6 +19,10 @@ cdef class Node:
     cdef public object me
     cdef public object config
     cdef public bint _legacy
+    cdef public Py_ssize_t _P
+    cdef public Py_ssize_t _R
+    cdef public Py_ssize_t _bc
+    cdef public object _timeout
     cdef public object replicas
     cdef public object versions
     cdef public bint initialized

@@ -52,6 +52,7 @@ DESIGNS = ("safe", "legacy")
 SUCCESS, FAILED, ACTIVE = MigrationStatus.SUCCESS, MigrationStatus.FAILED, MigrationStatus.ACTIVE
 MigrationId = tuple[int, int]
 _INT32_END = 2**31                  # versions and member ids travel as int32
+_well_formed = _lists.well_formed   # (read once: a module attribute costs a lookup per call)
 _WAKE = ("wake",)                   # the one timer key a node asks its runtime for
 
 # The frozen dataclasses a step makes most, built straight into their slots (every field,
@@ -249,6 +250,9 @@ class Node:
         self.config = config
         self._legacy = config.design == "legacy"
         P, R = config.partition_count, config.replica_count
+        # the settings read on every message, as fields (the Config is frozen)
+        self._P, self._R, self._bc = P, R, config.backup_count
+        self._timeout = config.timeout
         self.replicas = np.full((P, R), -1, dtype=np.int32)
         self.versions = np.zeros(P, dtype=np.int32)
         self.initialized = False
@@ -379,7 +383,7 @@ class Node:
 
     def backups(self, partition: int) -> NDArray[np.int32]:
         """The members this node lists at backup indices ``1..backup_count``."""
-        return self.replicas[partition, 1:self.config.backup_count + 1]
+        return self.replicas[partition, 1:self._bc + 1]
 
     # ------------------------------------------------------------------ input
     def handle(self, event: Event, now: int) -> list[Output]:
@@ -546,7 +550,7 @@ class Node:
         self.members = ev.members
         self.lite = frozenset(m for m, f in zip(ev.members, lite) if f)
         gone = old - set(ev.members)
-        if self.config.design == "legacy" and gone and self.initialized:
+        if self._legacy and gone and self.initialized:
             self._legacy_drop(gone)
         if not self.is_master:
             self._drop_master_state()
@@ -559,7 +563,7 @@ class Node:
         if became:             # a former member's holds: its own table is the confirmation now
             self._unconfirmed.clear()
         if (became and old_master not in (-1, self.me) and old_master not in ev.members
-                and self.config.design == "safe"):
+                and not self._legacy):
             self._start_recovery()
             return
         if self._fetching is not None:
@@ -631,14 +635,14 @@ class Node:
                 self._fail(x, (owner, x.destination), "no answer from the owner")
             elif x.destination in self.members:          # commit: re-send while a member
                 self._send(x.destination, _COMMIT(self.me, x))
-                self._timer_set(("mig", x.id), self.config.timeout)
+                self._timer_set(("mig", x.id), self._timeout)
             else:
                 self._fail(x, (), "destination left during commit")
         elif kind == "fetch" and self._fetching is not None:
             m = key[1]
             if m in self._fetching and self._fetching[m] is None and m in self.members:
                 self._send(m, msg.FetchPartitionState(self.me))
-                self._timer_set(("fetch", m), self.config.timeout)
+                self._timer_set(("fetch", m), self._timeout)
         elif kind == "promotion":
             dest = key[1]
             ent2 = self._promotions.get(dest)
@@ -690,7 +694,7 @@ class Node:
             self._send(x.master, _RESULT(self.me, x, False, "copy failed"))
             return
         self._mark("replica_copied", x)
-        if self.config.design == "legacy":
+        if self._legacy:
             # legacy: no registration on the destination; the data was applied on arrival
             self._send(x.master, _RESULT(self.me, x, True, ""))
             return
@@ -724,7 +728,7 @@ class Node:
         finalized = self._finalized
         active = self.active
         me = self.me
-        R = self.config.replica_count
+        R = self._R
         table = self.replicas
         try:                 # (the kernel takes a tuple and a C-contiguous int32 vector)
             i = _lists.attention(lst, 0, vers, MigrationInfo, R, finalized, active,
@@ -853,7 +857,7 @@ class Node:
             return
         p = x.partition
         act = self.active.get(p)
-        bc = self.config.backup_count
+        bc = self._bc
         if act is not None and act.id == x.id:
             del self.active[p]
             self._finalized.add(x.id)
@@ -907,7 +911,7 @@ class Node:
                 del self._unconfirmed[p]          # the master's table has caught up
             old = self.replicas
             self.replicas, self.versions = new_r, new_v
-            if self.config.design == "safe" and updated.any():
+            if not self._legacy and updated.any():
                 self._drop_stale(old, updated)
         keep: dict[MigrationId, MigrationInfo] = {}
         for x in completed:
@@ -925,7 +929,7 @@ class Node:
         # (merge_tables took ``old`` only as a C-contiguous int32 table, and made the new
         # table and ``updated`` itself: the kernel's inputs)
         gone = _merge.left(old, self.replicas, updated.view(np.uint8), self.me,
-                           self.config.backup_count + 1)
+                           self._bc + 1)
         for p in gone:
             if p not in self.active:
                 self._effect("clear", p)
@@ -962,14 +966,13 @@ class Node:
 
     def _check_migration(self, x: object) -> str:
         """Why ``x`` is not a well-formed migration for this cluster ("" if it is)."""
-        cfg = self.config
-        if _lists.well_formed(x, MigrationInfo, cfg.partition_count, cfg.replica_count):
+        if _well_formed(x, MigrationInfo, self._P, self._R):
             return ""                                # (the usual case, read in C)
         if not isinstance(x, MigrationInfo):
             return "not a migration"
-        if not 0 <= x.partition < self.config.partition_count:
+        if not 0 <= x.partition < self._P:
             return f"unknown partition {x.partition}"
-        R = self.config.replica_count
+        R = self._R
         if not 0 <= x.destination_new_index < R or not -1 <= x.source_current_index < R \
                 or not -1 <= x.source_new_index < R or not -1 <= x.destination_current_index < R:
             return "replica index out of range"
@@ -994,7 +997,7 @@ class Node:
         act = self.active.get(p)
         if (act is not None and act.id == x.id) or x.id in self._finalized:
             return                                   # a duplicate: the first one runs/ran
-        legacy = self.config.design == "legacy"
+        legacy = self._legacy
         if x.source_current_index == 0 and x.source != self.me:
             why = "the source of an owner migration must be the owner"
         elif not legacy and not self._apply_completed(m.completed):
@@ -1121,7 +1124,7 @@ class Node:
             self._send(m.sender, msg.PromotionCommitResponse(self.me, m.batch, True))
             return
         todo = [x for x in m.promotions if isinstance(x, MigrationInfo)
-                and 0 <= x.partition < self.config.partition_count
+                and 0 <= x.partition < self._P
                 and int(self.versions[x.partition]) < x.final]
         if not todo:
             self._send(m.sender, msg.PromotionCommitResponse(self.me, m.batch, True))
@@ -1134,7 +1137,7 @@ class Node:
 
     def _on_sync(self, m: msg.ReplicaSyncRequest) -> None:
         p = m.partition
-        if (isinstance(p, int) and 0 <= p < self.config.partition_count and self.initialized
+        if (isinstance(p, int) and 0 <= p < self._P and self.initialized
                 and self.replicas[p, 0] == self.me):
             self._effect("sync", p, None, to=m.sender)
 
@@ -1152,7 +1155,7 @@ class Node:
             self._fail(ent[1], (ent[3], x.destination), m.reason or "owner refused")
             return
         x = ent[1]
-        if self.config.design == "legacy":
+        if self._legacy:
             self._master_commit(x)
             return
         if x.destination == self.me:        # the master's own commit is the destination's
@@ -1168,7 +1171,7 @@ class Node:
             return
         run.inflight[x.id] = (ent[0], x, "commit", ent[3])
         self._send(x.destination, _COMMIT(self.me, x))
-        self._timer_set(("mig", x.id), self.config.timeout)
+        self._timer_set(("mig", x.id), self._timeout)
 
     def _on_commit_response(self, m: msg.MigrationCommitResponse) -> None:
         run = self._run
@@ -1189,7 +1192,7 @@ class Node:
         assert run is not None
         p = x.partition
         if int(self.versions[p]) != x.initial:
-            if self.config.design == "legacy":        # leavers are shifted out locally there
+            if self._legacy:        # leavers are shifted out locally there
                 self._fail(x, (), "the partition moved under the migration")
                 return
             raise AssertionError(f"partition {p} moved under migration {x}")   # pragma: no cover
@@ -1199,7 +1202,7 @@ class Node:
         self.versions[p] = x.final
         self.completed[done.id] = done
         if x.destination == self.me and x.destination_new_index == 0 \
-                and self.config.design == "safe":
+                and not self._legacy:
             # the master took the partition: no writes until every member knows, or a new
             # master that never heard of the commit would fail it and lose them
             self._unconfirmed[p] = x.id
@@ -1207,7 +1210,7 @@ class Node:
         self._finalize(done)
         _finished(run, i, True)
         run.changes += 1
-        if self.config.design == "legacy":
+        if self._legacy:
             self._publish_table()
         elif len(self.completed) >= self.config.publish_threshold and self._publish is None:
             self._publish_completed()
@@ -1310,7 +1313,7 @@ class Node:
             self._evict(ids)
             return
         self._publish = (ids, {m: None for m in others})
-        self._timer_set(("publish",), self.config.timeout)
+        self._timer_set(("publish",), self._timeout)
         lst = self._completed_tuple()
         for m in others:
             self._send(m, _PUBLISH(self.me, lst))
@@ -1329,7 +1332,7 @@ class Node:
             self._initialize()
         self._dirty = False
         repaired: NDArray[np.int32] | None = None
-        if self.config.design == "safe":
+        if not self._legacy:
             waiting, repaired = self._repair()
             if waiting:
                 return
@@ -1435,7 +1438,7 @@ class Node:
             vers[x.partition] = x.final
         self._send(dest, msg.PromotionCommit(self.me, reps, vers, proms, dest, batch,
                                              self._completed_tuple()))
-        self._timer_set(("promotion", dest), self.config.timeout)
+        self._timer_set(("promotion", dest), self._timeout)
 
     def _promotions_maybe_done(self) -> None:
         if not self._promotions or any(a is None for _, _, a in self._promotions.values()):
@@ -1469,7 +1472,7 @@ class Node:
             return
         with owned(dense):            # fresh arrays of this call: read without snapshots
             target = arrange(dense, members, replica_count=self.replicas.shape[1])
-        if self.config.design == "legacy":
+        if self._legacy:
             self._legacy_plan(dense, target, ids)
             return
         with owned(dense, target):   # (the plan and its executor at once: docs/design.md §11)
@@ -1572,7 +1575,7 @@ class Node:
         run.inflight[x.id] = (i, x, "request", owner)
         self._mark("migration_started", x)
         self._send(owner, _REQUEST(self.me, x, self._completed_of(p)))
-        self._timer_set(("mig", x.id), self.config.timeout)
+        self._timer_set(("mig", x.id), self._timeout)
 
     # ------------------------------------------------------------------ recovery (rule 8)
     def _start_recovery(self) -> None:
@@ -1583,7 +1586,7 @@ class Node:
         self._fetching = {m: None for m in others}
         for m in others:
             self._send(m, msg.FetchPartitionState(self.me))
-            self._timer_set(("fetch", m), self.config.timeout)
+            self._timer_set(("fetch", m), self._timeout)
         self._maybe_finish_recovery()
 
     def _maybe_finish_recovery(self) -> None:
@@ -1654,7 +1657,7 @@ class Node:
 
     def _legacy_finalize(self, old: NDArray[np.int32], new: NDArray[np.int32]) -> None:
         """Each member acts alone on the table it now sees (rule 10(a)-(b))."""
-        bc = self.config.backup_count
+        bc = self._bc
         me = self.me
         was = (old[:, :bc + 1] == me).any(axis=1)
         now = (new[:, :bc + 1] == me).any(axis=1)

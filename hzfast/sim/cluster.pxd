@@ -5,6 +5,8 @@
 # stay readable and writable from Python, and a Python subclass (hzfast.sim.scenario)
 # still overrides any method and adds its own attributes.
 
+cimport cython
+
 from hzfast.sim._queue cimport EventQueue
 
 
@@ -74,7 +76,8 @@ cdef class Simulation:
     cpdef _check_agreement(self)
 
 
-cpdef _randint(rng, lo, hi)
+@cython.locals(n=long, k=int, r=long)
+cpdef long _randint(rng, long lo, long hi) except? -1
 cpdef list _bits(mask)
 cpdef _count_crash(list levels, held, first)
 cpdef _forget(list levels, mask)

@@ -864,9 +864,14 @@ def _randint(rng: random.Random, lo: int, hi: int) -> int:
     """``rng.randint(lo, hi)`` with the same draws from the same stream (CPython's
     ``_randbelow_with_getrandbits``), without its two extra Python calls."""
     n = hi - lo + 1
-    k = n.bit_length()
+    if n < 1:
+        raise ValueError(f"empty range for randint ({lo}, {hi})")
+    k = 0                                # n.bit_length(), in C when compiled
+    while n >> k:
+        k += 1
+    getrandbits = rng.getrandbits
     for _ in range(10_000):              # each try fails with probability < 1/2
-        r = rng.getrandbits(k)
+        r = getrandbits(k)
         if r < n:
             return lo + r
     raise AssertionError("getrandbits never fell below the range")   # pragma: no cover
