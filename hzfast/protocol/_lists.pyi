@@ -37,6 +37,10 @@ def keep_current(
     versions: NDArray[np.int32],  # int32 ndarray (P,), C-contiguous
     seen: NDArray[np.int32],  # int32 ndarray (P,), C-contiguous: the previous call's versions, overwritten
 ) -> set[Any]: ...  # ids of received entries kept below their partition's version
+def unchanged(
+    versions: Any,  # object: an int32 vector (anything else: False)
+    seen: Any,  # object: an int32 vector (anything else: False)
+) -> bool: ...  # both int32 vectors of one length, equal entry for entry
 def well_formed(
     x: Any,  # object: a migration
     info_type: type,  # object: MigrationInfo

@@ -289,6 +289,19 @@ cdef inline bint _differ(const int32_t* a, const int32_t* b, intp_t n) noexcept 
     return acc != 0
 
 
+def unchanged(object versions, object seen):
+    """Whether ``versions`` and ``seen`` are int32 vectors (as :func:`keep_current` takes
+    them) holding the same values; False for anything else. With nothing received, no id
+    to recheck and the versions :func:`keep_current` saw last, it would drop nothing and
+    leave the list's entries in their order: the node skips the call then (§11)."""
+    cdef int32_t* a
+    cdef int32_t* b
+    cdef intp_t n = 0, m = 0
+    if not vector32(versions, False, &a, &n) or not vector32(seen, False, &b, &m) or n != m:
+        return False
+    return not _differ(a, b, n)
+
+
 cdef inline PyObject* _find(object mid, dict head, dict front, dict back):
     """The entry of id ``mid`` in the member's list (its three parts), or NULL."""
     cdef PyObject* x = PyDict_GetItem(head, mid)

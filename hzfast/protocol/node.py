@@ -52,7 +52,8 @@ DESIGNS = ("safe", "legacy")
 SUCCESS, FAILED, ACTIVE = MigrationStatus.SUCCESS, MigrationStatus.FAILED, MigrationStatus.ACTIVE
 MigrationId = tuple[int, int]
 _INT32_END = 2**31                  # versions and member ids travel as int32
-_well_formed = _lists.well_formed   # (read once: a module attribute costs a lookup per call)
+# (read once: a module attribute costs a lookup per call)
+_well_formed, _unchanged = _lists.well_formed, _lists.unchanged
 _WAKE = ("wake",)                   # the one timer key a node asks its runtime for
 
 # The frozen dataclasses a step makes most, built straight into their slots (every field,
@@ -722,6 +723,10 @@ class Node:
             return True            # the master's own table is the one the lists come from
         if not self.initialized:
             return False
+        if not lst and not self._kc_recheck and self._completed is self._kc_dict \
+                and len(self._completed) == self._kc_len \
+                and _unchanged(self.versions, self._kc_vers):
+            return True            # nothing received and nothing to recheck: no change
         ok = True
         vers = self.versions
         unconfirmed = self._unconfirmed
