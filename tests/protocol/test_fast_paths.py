@@ -166,6 +166,71 @@ def test_keep_current_index_follows_whole_runs(monkeypatch: pytest.MonkeyPatch) 
     assert calls // 4 < extending < calls        # both of the kernel's ways, often
 
 
+def test_unchanged_compares_int32_vectors_only() -> None:
+    a = np.arange(5, dtype=np.int32)
+    b = a.copy()
+    assert _lists.unchanged(a, b)
+    b[4] += 1
+    assert not _lists.unchanged(a, b)
+    assert not _lists.unchanged(a, a[:4])                     # another length
+    assert not _lists.unchanged(a, a.astype(np.int64))        # another dtype
+    assert not _lists.unchanged(a, a.tolist())                # not an array
+    assert not _lists.unchanged(np.arange(10, dtype=np.int32)[::2], a)   # not contiguous
+
+
+def test_an_empty_list_after_a_version_change_still_drops_what_is_past() -> None:
+    # the skip needs the versions keep_current saw last: once a partition moved on, an
+    # empty list still drops that partition's entry that is no longer current
+    n = _member()
+    x = MigrationInfo((1, 1), 0, 1, 0, 1, 2, 1, 0, 1, 2, 3, SUCCESS)   # p0 ends at v3
+    n._keep_current({x.id: x})
+    assert list(n.completed) == [x.id] and not n._kc_recheck
+    assert n._apply_completed(()) and list(n.completed) == [x.id]      # nothing changed
+    n.versions[0] += 1                                                 # p0 moved on
+    assert n._apply_completed(()) and list(n.completed) == []
+
+
+def test_an_empty_list_skips_keep_current_only_when_it_changes_nothing(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # every empty carried list leaves a member's list as the kernel, run on copies of the
+    # member's state, would make it; often without the call (the list's head unchanged)
+    from hzfast.sim import cluster
+    calls = skipped = 0
+
+    def joined(head: dict[object, object], front: dict[object, object],
+               back: dict[object, object]) -> list[tuple[object, object]]:
+        return [*head.items(), *((m, front[m]) for m in reversed(front)), *back.items()]
+
+    class Checked(Node):
+        def _apply_completed(self, lst: tuple[MigrationInfo, ...]) -> bool:
+            nonlocal calls, skipped
+            check = (not lst and not self.is_master and self.initialized
+                     and self._completed is self._kc_dict
+                     and len(self._completed) == self._kc_len)
+            if check:
+                head, front, back = dict(self._completed), dict(self._front), dict(self._back)
+                index = {q: set(ids) for q, ids in self._kc_index.items()}
+                recheck = _lists.keep_current({}, head, front, back, set(self._kc_recheck),
+                                              index, self.versions.copy(),
+                                              self._kc_vers.copy())
+                want = joined({}, front, back)
+                was = self._completed
+            ok: bool = super()._apply_completed(lst)
+            if check:
+                assert ok and joined(self._completed, self._front, self._back) == want
+                calls += 1
+                if self._completed is was:              # the call was skipped
+                    assert not recheck and not self._kc_recheck
+                    skipped += 1
+            return ok
+
+    monkeypatch.setattr(cluster, "Node", Checked)
+    for seed in range(6):                          # (the default shape)
+        r = sim.run(seed)
+        assert r.ok, r.summary()
+    assert calls > skipped > 1_000
+
+
 def test_completed_parts_read_as_one_list() -> None:
     # Node.completed joins its parts (head, then _front reversed, then _back) into one
     # dict in that order, keeps the index valid, and the setter starts a single part;
