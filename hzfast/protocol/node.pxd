@@ -64,6 +64,7 @@ cdef class Node:
     cdef public set _kc_recheck
     cdef public dict _deadlines
     cdef public object _wake
+    cdef public bint _waking
 
     # the per-event helpers: C calls inside the module, still methods from Python
     cpdef _drain(self)

@@ -284,16 +284,18 @@ class Node:
         self._run_plan: MigrationPlan | None = None
         self._legacy_seen = self.replicas.copy()
         self._dirty = False
-        self._paused_until = 0
+        self._paused_until: int | None = None       # after a failed run: no plan before
         self._fetching: dict[int, msg.PartitionStateReply | None] | None = None
         self._promotions: dict[int, tuple[int, tuple[MigrationInfo, ...], bool | None]] = {}
         self._promotion_seq = 0
         self._publish: tuple[tuple[MigrationId, ...], dict[int, bool | None]] | None = None
         self._check_timer = False
         self._was_master = False
-        # the timeouts (key -> time) and the one runtime timer asked for: its time, -1 none
+        # the timeouts (key -> time), the one runtime timer asked for (its time, None if
+        # none) and whether the node is running the timeouts that timer found due
         self._deadlines: dict[Hashable, int] = {}
-        self._wake = -1
+        self._wake: int | None = None
+        self._waking = False
         self._told: set[int] = set()                          # members sent the full table
         self.diverged = 0                                     # diverged partitions seen
         # _keep_current's bookkeeping: the dict it returned, its length, the versions then,
@@ -489,7 +491,7 @@ class Node:
             del d[key]                       # a re-set timeout runs after those set before
         d[key] = at
         w = self._wake
-        if w == -1 or at < w:                # (-2: while waking, the wake-up arms it)
+        if not self._waking and (w is None or at < w):   # (waking: the wake-up asks)
             self._wake = at
             self._out.append(_SET_TIMER(_WAKE, at))
 
@@ -501,29 +503,31 @@ class Node:
         """The runtime's timer fired: run the timeouts that are due, earliest first (in
         the order they were set among equal times), each followed by the node's usual
         settling, as if each had been its own event; then ask for the next wake-up."""
-        self._wake = -2
+        self._wake = None
+        self._waking = True
         d = self._deadlines
         now = self._now
-        due = [k for k, at in d.items() if at <= now]
-        if len(due) > 1:
-            due.sort(key=d.__getitem__)              # (stable: set order among equals)
-        ran = False
-        for k in due:
-            at = d.get(k)
-            if at is None or at > now:           # cancelled or re-set by an earlier one
-                continue
-            del d[k]
-            self._timer(k)
-            self._settle()
-            ran = True
-        if not ran:
-            self._settle()
+        try:
+            due = [k for k, at in d.items() if at <= now]
+            if len(due) > 1:
+                due.sort(key=d.__getitem__)          # (stable: set order among equals)
+            ran = False
+            for k in due:
+                at = d.get(k)
+                if at is None or at > now:       # cancelled or re-set by an earlier one
+                    continue
+                del d[k]
+                self._timer(k)
+                self._settle()
+                ran = True
+            if not ran:
+                self._settle()
+        finally:
+            self._waking = False
         if d:
             w = min(d.values())
             self._wake = w
             self._out.append(_SET_TIMER(_WAKE, w))
-        else:
-            self._wake = -1
 
     def _reject(self, sender: int, m: msg.Message, why: str) -> None:
         self._mark("message_rejected", detail=f"{type(m).__name__} from {sender}: {why}")
@@ -1329,7 +1333,8 @@ class Node:
         if self._run is not None:
             self._drive()
             return
-        if self._promotions or self._now < self._paused_until or not self._dirty:
+        if self._promotions or not self._dirty or (
+                self._paused_until is not None and self._now < self._paused_until):
             return
         if not self.initialized:
             if not self.data_members:

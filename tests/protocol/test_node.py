@@ -30,17 +30,17 @@ from hzfast.protocol import (
 P = 8
 
 
-def _pair() -> tuple[Node, Node]:
-    """A master (1) and a member (2) that took the master's first table."""
+def _pair(t: int = 0) -> tuple[Node, Node]:
+    """A master (1) and a member (2) that took the master's first table (at ``t``)."""
     cfg = Config(partition_count=P, backup_count=1)
     a, b = Node(1, cfg), Node(2, cfg)
     view = MembershipChanged((1, 2))
-    out = a.handle(view, 0)
-    b.handle(view, 0)
+    out = a.handle(view, t)
+    b.handle(view, t)
     tables = [o.message for o in out if isinstance(o, Send)
               and isinstance(o.message, messages.PartitionTableUpdate)]
     assert tables, "the master publishes its first table"
-    b.handle(MessageReceived(1, tables[0]), 1)
+    b.handle(MessageReceived(1, tables[0]), t + 1)
     return a, b
 
 
@@ -85,24 +85,27 @@ def test_handle_rejects_programming_errors() -> None:
         MembershipChanged((1, 1))
 
 
-def test_timeouts_share_one_runtime_timer() -> None:
+@pytest.mark.parametrize("t", [0, -206, 10**20])
+def test_timeouts_share_one_runtime_timer(t: int) -> None:
     """The node keeps its timeouts itself and asks the runtime for one timer, at the
     earliest (docs/design.md §11 "Timers"): the migrations a join starts set one timer,
-    nothing is ever cancelled, and the timeouts run when it fires, not before."""
-    a, _b = _pair()
+    nothing is ever cancelled, and the timeouts run when it fires, not before. Any int
+    is a time (at -206 the deadline falls on -1, at 10**20 past int64)."""
+    a, _b = _pair(t)
     timeout = a.config.timeout
-    out = a.handle(MembershipChanged((1, 2, 3)), 5)
+    t += 5
+    out = a.handle(MembershipChanged((1, 2, 3)), t)
     started = _marks(out).count("migration_started")
     assert started >= 2
     assert [o for o in out if isinstance(o, (SetTimer, CancelTimer))] == [
-        SetTimer(("wake",), 5 + timeout)]
-    early = a.handle(TimerFired(("wake",)), 4 + timeout)      # nothing due yet: ask again
+        SetTimer(("wake",), t + timeout)]
+    early = a.handle(TimerFired(("wake",)), t - 1 + timeout)  # nothing due yet: ask again
     assert "migration_failed" not in _marks(early)
-    assert [o for o in early if isinstance(o, SetTimer)] == [SetTimer(("wake",), 5 + timeout)]
-    due = a.handle(TimerFired(("wake",)), 5 + timeout)        # no answers came: all time out
+    assert [o for o in early if isinstance(o, SetTimer)] == [SetTimer(("wake",), t + timeout)]
+    due = a.handle(TimerFired(("wake",)), t + timeout)        # no answers came: all time out
     assert _marks(due).count("migration_failed") == started
     again = [o for o in due if isinstance(o, SetTimer)]
-    assert len(again) == 1 and again[0].key == ("wake",) and again[0].at > 5 + timeout
+    assert len(again) == 1 and again[0].key == ("wake",) and again[0].at > t + timeout
     assert not any(isinstance(o, CancelTimer) for o in out + early + due)
 
 
