@@ -37,6 +37,9 @@ def keep_current(
     versions: NDArray[np.int32],  # int32 ndarray (P,), C-contiguous
     seen: NDArray[np.int32],  # int32 ndarray (P,), C-contiguous: the previous call's versions, overwritten
 ) -> set[Any]: ...  # ids of received entries kept below their partition's version
+def plain_vector(
+    a: Any,  # object: anything
+) -> bool: ...  # an aligned, native-order, C-contiguous 1-D int32 ndarray (read in place here)
 def unchanged(
     versions: Any,  # object: an int32 vector (anything else: False)
     seen: Any,  # object: an int32 vector (anything else: False)

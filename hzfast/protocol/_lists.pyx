@@ -289,6 +289,14 @@ cdef inline bint _differ(const int32_t* a, const int32_t* b, intp_t n) noexcept 
     return acc != 0
 
 
+def plain_vector(object a):
+    """Whether ``a`` is an int32 vector the kernels here read in place (an aligned,
+    native-order, C-contiguous, 1-D int32 numpy array)."""
+    cdef int32_t* v
+    cdef intp_t n = 0
+    return vector32(a, False, &v, &n)
+
+
 def unchanged(object versions, object seen):
     """Whether ``versions`` and ``seen`` are int32 vectors (as :func:`keep_current` takes
     them) holding the same values; False for anything else. With nothing received, no id

@@ -53,7 +53,11 @@ SUCCESS, FAILED, ACTIVE = MigrationStatus.SUCCESS, MigrationStatus.FAILED, Migra
 MigrationId = tuple[int, int]
 _INT32_END = 2**31                  # versions and member ids travel as int32
 # (read once: a module attribute costs a lookup per call)
+# the list kernels, bound once: a module attribute read costs a lookup at every call
 _well_formed, _unchanged = _lists.well_formed, _lists.unchanged
+_attention, _keyed, _keep_kernel = _lists.attention, _lists.keyed, _lists.keep_current
+_of_partition, _apply_to, _settled_copy = _lists.of_partition, _lists.apply_to, _lists.settled
+_plain_vector = _lists.plain_vector
 _WAKE = ("wake",)                   # the one timer key a node asks its runtime for
 
 # The frozen dataclasses a step makes most, built straight into their slots (every field,
@@ -171,7 +175,7 @@ def apply_to_row(row: NDArray[np.int32], x: MigrationInfo) -> None:
 def _apply_row(table: NDArray[np.int32], p: int, x: MigrationInfo) -> None:
     """``apply_to_row(table[p], x)``: in C where the table and ``x`` allow it (docs/design.md
     §11), by the Python rule otherwise."""
-    if not _lists.apply_to(table, p, x, MigrationInfo):
+    if not _apply_to(table, p, x, MigrationInfo):
         apply_to_row(table[p], x)
 
 
@@ -180,7 +184,7 @@ def _settled(x: MigrationInfo, status: MigrationStatus, final: int | None = None
     """``x`` with another status (and, given, final version): ``dataclasses.replace``
     without its per-call field introspection (it runs for every commit and failure);
     a slot copy in C for a plain MigrationInfo."""
-    y: MigrationInfo | None = _lists.settled(x, status, final, MigrationInfo)
+    y: MigrationInfo | None = _settled_copy(x, status, final, MigrationInfo)
     if y is not None:
         return y
     return _INFO(x.id, x.partition, x.source, x.source_current_index,
@@ -380,7 +384,7 @@ class Node:
         """Whether this member takes client writes to ``partition`` now (it owns it and
         nothing migrates it here)."""
         return (self.initialized and self._fetching is None
-                and self.replicas[partition, 0] == self.me
+                and self.replicas.item(partition, 0) == self.me
                 and partition not in self.active and partition not in self._finalizing
                 and partition not in self._unconfirmed)
 
@@ -712,7 +716,7 @@ class Node:
     def _completed_of(self, p: int) -> tuple[MigrationInfo, ...]:
         """The completed migrations of partition ``p``, in list order: what a
         ``MigrationRequest`` carries (§7.3(a)), not the whole list."""
-        return _lists.of_partition(self.completed, p)
+        return _of_partition(self.completed, p)
 
     def _apply_completed(self, lst: tuple[MigrationInfo, ...]) -> bool:
         """Rule 5: a partial update. True iff no entry was rejected.
@@ -740,7 +744,7 @@ class Node:
         R = self._R
         table = self.replicas
         try:                 # (the kernel takes a tuple and a C-contiguous int32 vector)
-            i = _lists.attention(lst, 0, vers, MigrationInfo, R, finalized, active,
+            i = _attention(lst, 0, vers, MigrationInfo, R, finalized, active,
                                  unconfirmed, me, table, SUCCESS, FAILED)
         except (TypeError, ValueError):
             return self._apply_completed_slow(lst)
@@ -771,10 +775,10 @@ class Node:
                 self._finalize(x)
             elif x.id not in finalized:
                 self._finalize(x)
-            i = _lists.attention(lst, i + 1, vers, MigrationInfo, R, finalized, active,
-                                 unconfirmed, me, table, SUCCESS, FAILED)
+            i = _attention(lst, i + 1, vers, MigrationInfo, R, finalized, active,
+                           unconfirmed, me, table, SUCCESS, FAILED)
         if not self.is_master:
-            self._keep_current(_lists.keyed(lst, stop, self._completed))
+            self._keep_current(_keyed(lst, stop, self._completed))
         return ok
 
     def _apply_completed_slow(self, lst: tuple[MigrationInfo, ...]) -> bool:
@@ -827,8 +831,7 @@ class Node:
         old = self._completed
         front, back = self._front, self._back
         vers = self.versions
-        if type(vers) is not np.ndarray or vers.dtype != np.int32 or vers.ndim != 1 \
-                or not vers.flags.c_contiguous:
+        if not _plain_vector(vers):            # (the kernel reads it in place)
             vers = np.ascontiguousarray(vers, dtype=np.int32)
         seen = self._kc_vers
         if old is not self._kc_dict or len(old) != self._kc_len or len(seen) != len(vers):
@@ -842,8 +845,8 @@ class Node:
             seen = vers.copy()
         else:
             recheck = self._kc_recheck
-        self._kc_recheck = _lists.keep_current(keep, old, front, back, recheck,
-                                               self._kc_index, vers, seen)
+        self._kc_recheck = _keep_kernel(keep, old, front, back, recheck,
+                                        self._kc_index, vers, seen)
         self._completed = keep
         self._kc_dict = keep
         self._kc_len = len(keep)
@@ -1011,11 +1014,11 @@ class Node:
             why = "the source of an owner migration must be the owner"
         elif not legacy and not self._apply_completed(m.completed):
             why = "version mismatch (completed migrations do not apply)"
-        elif not self.initialized or self.replicas[p, 0] != self.me:
+        elif not self.initialized or self.replicas.item(p, 0) != self.me:
             why = "not the owner"
         elif x.destination not in self.members:
             why = "destination is not a member"
-        elif not legacy and int(self.versions[p]) != x.initial:
+        elif not legacy and self.versions.item(p) != x.initial:
             why = f"version {int(self.versions[p])} != initial {x.initial}"
         elif self.active.get(p) is not None:        # (the list may have finalized one)
             why = "another migration is active"
@@ -1037,7 +1040,8 @@ class Node:
                 why = "migration not from my master"
             elif x.destination != self.me:
                 why = "not the destination"
-            elif not self._apply_completed(m.completed) or int(self.versions[x.partition]) != x.initial:
+            elif not self._apply_completed(m.completed) \
+                    or self.versions.item(x.partition) != x.initial:
                 why = "version mismatch"
             else:
                 act = self.active.get(x.partition)
@@ -1084,7 +1088,7 @@ class Node:
 
     def _destination_commit(self, x: MigrationInfo) -> bool:
         p = x.partition
-        cur = int(self.versions[p])
+        cur = self.versions.item(p)
         if x.final == cur:
             return True
         if x.final < cur or x.initial != cur:
@@ -1200,7 +1204,7 @@ class Node:
         run = self._run
         assert run is not None
         p = x.partition
-        if int(self.versions[p]) != x.initial:
+        if self.versions.item(p) != x.initial:
             if self._legacy:        # leavers are shifted out locally there
                 self._fail(x, (), "the partition moved under the migration")
                 return
@@ -1230,7 +1234,7 @@ class Node:
         ent = run.inflight.pop(x.id, None)
         p = x.partition
         self.versions[p] += x.increment + 1
-        failed = _settled(x, FAILED, final=int(self.versions[p]))
+        failed = _settled(x, FAILED, final=self.versions.item(p))
         self.completed[failed.id] = failed
         self._mark("migration_failed", failed, detail=why)
         act = self.active.get(p)

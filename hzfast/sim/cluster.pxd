@@ -2,8 +2,9 @@
 # COMPILED_PY; docs/design.md §12 "Speed"). The .py stays the source of truth: this file
 # makes Simulation an extension type whose attributes are C struct fields, with C types
 # where a value is always of that type. Every attribute of the .py is declared here; all
-# stay readable and writable from Python, and a Python subclass (hzfast.sim.scenario)
-# still overrides any method and adds its own attributes.
+# stay readable from Python, and writable but for the generator and the fault plan, which
+# the rates and bound methods beside them are copied from once; a Python subclass
+# (hzfast.sim.scenario) still overrides any method and adds its own attributes.
 
 cimport cython
 
@@ -11,11 +12,17 @@ from hzfast.sim._queue cimport EventQueue
 
 
 cdef class Simulation:
-    cdef public object rng
+    cdef readonly object rng
     cdef public object seed
     cdef public str design
     cdef public bint trace_on
-    cdef public object fp
+    cdef readonly object fp
+    cdef readonly double drop
+    cdef readonly double duplicate
+    cdef readonly double slow
+    cdef readonly long max_delay
+    cdef readonly object random
+    cdef readonly object getrandbits
     cdef public object config
     cdef public Py_ssize_t bc
     cdef public Py_ssize_t P
@@ -76,8 +83,11 @@ cdef class Simulation:
     cpdef _check_agreement(self)
 
 
-@cython.locals(n=long, k=int, r=long)
 cpdef long _randint(rng, long lo, long hi) except? -1
+@cython.locals(n=long, k=int, r=long)
+cpdef long _randbits(getrandbits, long lo, long hi) except? -1
 cpdef list _bits(mask)
+@cython.locals(j=Py_ssize_t)
+cpdef bint _lists_at(table, Py_ssize_t p, member, Py_ssize_t width) except -1
 cpdef _count_crash(list levels, held, first)
 cpdef _forget(list levels, mask)

@@ -10,8 +10,8 @@ from __future__ import annotations
 import gc
 import random
 from collections import deque
-from collections.abc import Hashable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -70,7 +70,7 @@ class CrashAt:
             raise ValueError(f"CrashAt.nth must be an int >= 1, got {self.nth!r}")
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class FaultPlan:
     """The fault rates of one run (drawn from the seed in swarm mode)."""
 
@@ -158,8 +158,17 @@ class Simulation:
                 detect_delay=rng.choice((5, 20, 60)))
         elif fault_plan is None:
             fault_plan = FaultPlan()
-        fault_plan.joins += joins
+        if joins:
+            fault_plan = replace(fault_plan, joins=fault_plan.joins + joins)
         self.fp = fault_plan
+        # what every message, write and transfer reads: C fields when compiled, where the
+        # plan's attributes and the generator's bound methods are lookups each time
+        self.drop = fault_plan.drop
+        self.duplicate = fault_plan.duplicate
+        self.slow = fault_plan.slow
+        self.max_delay = fault_plan.max_delay
+        self.random = rng.random
+        self.getrandbits = rng.getrandbits
         self.config = Config(partition_count=partitions, backup_count=backup_count,
                              max_parallel_migrations=max_parallel_migrations, design=design)
         self.bc = backup_count
@@ -290,11 +299,11 @@ class Simulation:
         if not self.faulty:
             self._push(now + 1, "msg", (src, dst, m))
             return
-        rng, fp = self.rng, self.fp
-        delay = _randint(rng, 1, fp.max_delay)
-        if fp.slow and rng.random() < fp.slow:
-            delay += _randint(rng, 1, 10 * fp.max_delay)
-        if fp.drop and rng.random() < fp.drop:
+        bits, uniform = self.getrandbits, self.random
+        delay = _randbits(bits, 1, self.max_delay)
+        if self.slow and uniform() < self.slow:
+            delay += _randbits(bits, 1, 10 * self.max_delay)
+        if self.drop and uniform() < self.drop:
             self._inject("message_dropped")
             return
         if self.filters:
@@ -309,9 +318,9 @@ class Simulation:
             until = self.clogged.get((src, dst), 0)
             if until > now:
                 delay += until - now
-        if fp.duplicate and rng.random() < fp.duplicate:
+        if self.duplicate and uniform() < self.duplicate:
             self._inject("message_duplicated")
-            self._push(now + delay + _randint(rng, 0, fp.max_delay), "msg", (src, dst, m))
+            self._push(now + delay + _randbits(bits, 0, self.max_delay), "msg", (src, dst, m))
         self._push(now + delay, "msg", (src, dst, m))
 
     # ------------------------------------------------------------------ node calls
@@ -351,7 +360,7 @@ class Simulation:
             elif t is CancelTimer:
                 self.timer_tok.pop((mid, o.key), None)     # type: ignore[attr-defined]
             elif t is Effect:        # a member's effects are performed in order
-                at = max(self.now + (_randint(self.rng, 1, 3) if self.faulty else 1),
+                at = max(self.now + (_randbits(self.getrandbits, 1, 3) if self.faulty else 1),
                          self.effect_free.get(mid, 0))
                 self.effect_free[mid] = at
                 self._push(at, "effect", (mid, o))
@@ -510,8 +519,8 @@ class Simulation:
         if kind in ("copy", "sync"):
             snap = st.get(p, 0)                  # (an int: a snapshot as it is)
             to = e.to
-            d = _randint(self.rng, 1, self.fp.max_delay) if self.faulty else 1
-            if self.faulty and self.fp.drop and self.rng.random() < self.fp.drop:
+            d = _randbits(self.getrandbits, 1, self.max_delay) if self.faulty else 1
+            if self.faulty and self.drop and self.random() < self.drop:
                 self._inject("transfer_dropped")
                 self._push(self.now + d, "done", (mid, e.id, False))
                 return
@@ -559,20 +568,20 @@ class Simulation:
         batch = self.pending.get(p)                   # all the partition's keys not acked yet
         if not batch:
             return
-        rng = self.rng
+        bits, uniform = self.getrandbits, self.random
         self.write_batches += 1
         tries = self.write_tries.get(p, 0) + 1
         self.write_tries[p] = tries
-        retry = self.now + min(10 * tries, 200) + (_randint(rng, 0, 20) if self.faulty else 0)
+        retry = self.now + min(10 * tries, 200) + (_randbits(bits, 0, 20) if self.faulty else 0)
         live = [m for m in self.view if self.nodes[m].initialized]
         if not live:
             self._push(retry, "write", p)
             return
-        view = self.nodes[live[_randint(rng, 0, len(live) - 1)]]   # the client's cached table
+        view = self.nodes[live[_randbits(bits, 0, len(live) - 1)]]   # the client's cached table
         owner = view.replicas.item(p, 0)
         self.attempted[p] = self.attempted.get(p, 0) | batch
         if owner < 0 or owner not in self.nodes or (
-                self.faulty and self.fp.drop and rng.random() < self.fp.drop):
+                self.faulty and self.drop and uniform() < self.drop):
             self._push(retry, "write", p)
             return
         node = self.nodes[owner]
@@ -582,16 +591,17 @@ class Simulation:
         st = self.store[owner]
         st[p] = st.get(p, 0) | batch
         ok = True
-        drop = self.fp.drop if self.faulty else 0.0
-        for b in node.backups(p).tolist():
+        drop = self.drop if self.faulty else 0.0
+        for j in range(1, self.bc + 1):           # node.backups(p), slot by slot
+            b = node.replicas.item(p, j)
             if b < 0 or b not in self.nodes:
                 ok = False
                 continue
-            if drop and rng.random() < drop:
+            if drop and uniform() < drop:
                 ok = False
                 continue
             bn = self.nodes[b]
-            if not bn.initialized or b not in bn.replicas[p, :self.bc + 1].tolist():
+            if not bn.initialized or not _lists_at(bn.replicas, p, b, self.bc + 1):
                 ok = False
                 continue
             st = self.store[b]
@@ -860,16 +870,29 @@ def _bits(mask: int) -> list[int]:
     return out
 
 
+def _lists_at(table: NDArray[np.int32], p: int, member: int, width: int) -> bool:
+    """Whether row ``p`` of ``table`` holds ``member`` in one of its first ``width``
+    slots (``width`` at most the table's; read slot by slot, without a slice)."""
+    for j in range(width):
+        if table.item(p, j) == member:
+            return True
+    return False
+
+
 def _randint(rng: random.Random, lo: int, hi: int) -> int:
     """``rng.randint(lo, hi)`` with the same draws from the same stream (CPython's
     ``_randbelow_with_getrandbits``), without its two extra Python calls."""
+    return _randbits(rng.getrandbits, lo, hi)
+
+
+def _randbits(getrandbits: Callable[[int], int], lo: int, hi: int) -> int:
+    """:func:`_randint` given the generator's bound ``getrandbits``."""
     n = hi - lo + 1
     if n < 1:
         raise ValueError(f"empty range for randint ({lo}, {hi})")
     k = 0                                # n.bit_length(), in C when compiled
     while n >> k:
         k += 1
-    getrandbits = rng.getrandbits
     for _ in range(10_000):              # each try fails with probability < 1/2
         r = getrandbits(k)
         if r < n:

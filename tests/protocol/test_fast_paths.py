@@ -31,6 +31,7 @@ from hzfast.protocol import (
     _lists,
     _scan,
 )
+from hzfast.protocol import node as node_module
 from hzfast.protocol.node import apply_to_row
 from hzfast.sim._checks import advance_versions
 
@@ -116,8 +117,9 @@ def _outcome(apply: object, lst: tuple[object, ...]) -> object:
 
 def test_keep_current_index_follows_whole_runs(monkeypatch: pytest.MonkeyPatch) -> None:
     # Node is an extension type (compiled, docs/design.md §11): its methods cannot be
-    # patched, so the kernel Node._keep_current calls is, and every call's result is held
-    # to the rule over the member's previous list ``old``. The lists come in parts: the
+    # patched, so the kernel Node._keep_current calls is (the node module's binding of
+    # it), and every call's result is held to the rule over the member's previous list
+    # ``old``. The lists come in parts: the
     # head (received last), then the retained entries, ``front`` reversed and ``back``
     Entries = dict[tuple[int, int], MigrationInfo]
 
@@ -158,7 +160,7 @@ def test_keep_current_index_follows_whole_runs(monkeypatch: pytest.MonkeyPatch) 
         calls += 1
         return out
 
-    monkeypatch.setattr(_lists, "keep_current", checked)
+    monkeypatch.setattr(node_module, "_keep_kernel", checked)   # the node's binding of it
     for seed in range(6):
         r = sim.run(seed, partitions=32, entries=300, backup_count=seed % 3)
         assert r.ok, r.summary()
@@ -176,6 +178,29 @@ def test_unchanged_compares_int32_vectors_only() -> None:
     assert not _lists.unchanged(a, a.astype(np.int64))        # another dtype
     assert not _lists.unchanged(a, a.tolist())                # not an array
     assert not _lists.unchanged(np.arange(10, dtype=np.int32)[::2], a)   # not contiguous
+
+
+def test_plain_vector_is_what_the_kernels_read_in_place() -> None:
+    a = np.arange(5, dtype=np.int32)
+    assert _lists.plain_vector(a)
+    assert _lists.plain_vector(a[1:]) and not _lists.plain_vector(a[::2])  # strided
+    assert not _lists.plain_vector(a.astype(np.int64))                   # another dtype
+    assert not _lists.plain_vector(a.astype(">i4"))                      # byte-swapped
+    assert not _lists.plain_vector(a.reshape(1, 5))                      # 2-D
+    assert not _lists.plain_vector(a.tolist()) and not _lists.plain_vector(None)
+    ro = a.copy()
+    ro.setflags(write=False)
+    assert _lists.plain_vector(ro)                                       # read only: read
+    # a member whose versions are another vector still keeps its list (a converted copy)
+    n = _member()
+    n.versions = n.versions.astype(np.int64)
+    x = MigrationInfo((1, 1), 0, 1, 0, 1, 2, 1, 0, 1, 2, 3, SUCCESS)
+    n.versions[0] = 3
+    n._keep_current({x.id: x})
+    assert list(n.completed) == [x.id]
+    n.versions[0] = 4
+    n._keep_current({})
+    assert list(n.completed) == []
 
 
 def test_an_empty_list_after_a_version_change_still_drops_what_is_past() -> None:
@@ -759,7 +784,6 @@ def test_keyed_from_a_head_equals_keyed(lst: tuple[object, ...], cut: int, stop:
 def test_the_master_drives_its_executor_kernel_only_with_rows_of_the_plan() -> None:
     # the node calls the executor's kernel directly (no checks there); a row outside the
     # plan goes to the wrapper, which refuses it with a ValueError (never a bad read)
-    from hzfast.protocol import node as node_module
 
     n = Node(1, Config(partition_count=16, backup_count=1, max_parallel_migrations=1))
     n.handle(MembershipChanged((1, 2)), 0)

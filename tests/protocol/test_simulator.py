@@ -7,6 +7,7 @@ Swarm seeds: ``HZFAST_SIM_SEEDS`` (default 2,000) seeds on small shapes, plus
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable
 
@@ -133,6 +134,22 @@ def test_clean_run_moves_data_and_settles() -> None:
 def test_run_rejects_bad_arguments(kw: dict[str, object], exc: type[Exception]) -> None:
     with pytest.raises(exc):
         sim.run(0, **kw)  # type: ignore[arg-type]
+
+
+def test_a_fault_plan_is_read_once_and_never_changed() -> None:
+    # the plan's rates are copied into the simulator at construction (the hot paths read
+    # them there), so a plan is frozen; joins asked for on top make a new plan
+    from hzfast.sim.cluster import Simulation
+    plan = sim.FaultPlan(drop=0.05, duplicate=0.1, max_delay=5, slow=0.02, joins=1)
+    s = Simulation(3, members=3, partitions=32, entries=200, fault_plan=plan, joins=1)
+    assert plan.joins == 1 and s.fp.joins == 2 and s.fp.drop == plan.drop
+    assert (s.drop, s.duplicate, s.slow, s.max_delay) == (0.05, 0.1, 0.02, 5)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        plan.drop = 0.5                                   # type: ignore[misc]
+    r = s.run()
+    assert r.ok, r.summary()
+    assert r.faults_injected["member_joined"] == 2
+    assert r.faults_injected.get("message_dropped", 0) > 0
 
 
 def test_crash_at_validates() -> None:
