@@ -52,8 +52,7 @@ DESIGNS = ("safe", "legacy")
 SUCCESS, FAILED, ACTIVE = MigrationStatus.SUCCESS, MigrationStatus.FAILED, MigrationStatus.ACTIVE
 MigrationId = tuple[int, int]
 _INT32_END = 2**31                  # versions and member ids travel as int32
-# (read once: a module attribute costs a lookup per call)
-# the list kernels, bound once: a module attribute read costs a lookup at every call
+# the list kernels, bound once: a module attribute costs a lookup at every call
 _well_formed, _unchanged = _lists.well_formed, _lists.unchanged
 _attention, _keyed, _keep_kernel = _lists.attention, _lists.keyed, _lists.keep_current
 _of_partition, _apply_to, _settled_copy = _lists.of_partition, _lists.apply_to, _lists.settled
@@ -745,7 +744,7 @@ class Node:
         table = self.replicas
         try:                 # (the kernel takes a tuple and a C-contiguous int32 vector)
             i = _attention(lst, 0, vers, MigrationInfo, R, finalized, active,
-                                 unconfirmed, me, table, SUCCESS, FAILED)
+                           unconfirmed, me, table, SUCCESS, FAILED)
         except (TypeError, ValueError):
             return self._apply_completed_slow(lst)
         n = len(lst)
