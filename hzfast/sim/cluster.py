@@ -46,6 +46,9 @@ _MESSAGE_TYPES = tuple(sorted(
 _RECEIVED = Builder(MessageReceived)
 _DONE = Builder(EffectDone)
 _FIRED = Builder(TimerFired)
+_SUCCESS = msg.MigrationStatus.SUCCESS
+# the marks the simulator does more with than count (one set lookup rules out the rest)
+_MARKS_WATCHED = frozenset(("master_committed", "recovery_published", "migration_failed"))
 
 SAFETY_TICKS = 3_000          # the safety phase: faults on
 LIVENESS_TICKS = 40_000       # the liveness phase's bound: faults off, must converge
@@ -374,12 +377,14 @@ class Simulation:
         marks = self.marks
         name = mk.name
         marks[name] = marks.get(name, 0) + 1
+        if name not in _MARKS_WATCHED and not self.script:
+            return
         x = mk.migration
         if name == "master_committed" and x is not None:
             self.committed.add(x.id)
         if name == "recovery_published":      # what a destination committed stands
             self.committed |= {y.id for y in self.nodes[mid].completed.values()
-                               if y.status == msg.MigrationStatus.SUCCESS}
+                               if y.status == _SUCCESS}
         if name == "migration_failed":
             self.result.migrations_failed += 1
         for i, (c, seen) in enumerate(self.script):
@@ -545,7 +550,7 @@ class Simulation:
             assert x is not None
             self.staged[mid].pop(x.id, None)
         elif kind == "clear":
-            if x is not None and x.status == msg.MigrationStatus.SUCCESS \
+            if x is not None and x.status == _SUCCESS \
                     and x.id not in self.committed and self.design == "safe":
                 self._violation(f"m{mid} clears partition {p} for {x} before the master "
                                 f"committed it")
@@ -684,15 +689,11 @@ class Simulation:
             if t > end:
                 break
             self.now = t
+            # (the commonest kinds first: a kind that does not match is a string compare)
             if kind == "msg":
                 src, dst, m = payload
                 if dst in self.nodes and src in self.nodes:
                     self._handle(dst, _RECEIVED(src, m))
-            elif kind == "timer":
-                mid, key, tok = payload
-                if mid in self.nodes and self.timer_tok.get((mid, key)) == tok:
-                    del self.timer_tok[(mid, key)]
-                    self._handle(mid, _FIRED(key))
             elif kind == "effect":
                 mid, e = payload
                 self._effect(mid, e)
@@ -700,16 +701,21 @@ class Simulation:
                 mid, eid, ok = payload
                 if mid in self.nodes:
                     self._handle(mid, _DONE(eid, ok))
+            elif kind == "write":
+                self._write(payload)
             elif kind == "arrive":
                 src, to, what, p, x, snap, eid = payload
                 self._arrive(src, to, what, p, x, snap, eid)
+            elif kind == "timer":
+                mid, key, tok = payload
+                if mid in self.nodes and self.timer_tok.get((mid, key)) == tok:
+                    del self.timer_tok[(mid, key)]
+                    self._handle(mid, _FIRED(key))
             elif kind == "sync_start":
                 src, to, p, eid, d = payload
                 if src in self.nodes:
                     snap = self.store[src].get(p, 0)
                     self._push(t + d, "arrive", (src, to, "sync", p, None, snap, eid))
-            elif kind == "write":
-                self._write(payload)
             elif kind == "view":
                 mid, no, ev = payload
                 if mid in self.nodes and no > self.seen_view.get(mid, 0):
