@@ -373,7 +373,11 @@ async def run_5444(*, design: str = "safe", entries: int = 20_000, partitions: i
 
     Two members hold ``entries`` acknowledged entries (1 backup). The second is killed;
     the first, alone, owns every partition. A new member joins and, once the master has
-    committed ``kill_after_commits`` migrations of the re-replication, is killed too.
+    committed ``kill_after_commits`` migrations of the re-replication, is killed too; in
+    the legacy design at a moment the first member lacks some of the entries it is listed
+    for (it cleared its copy when the partition's owner moved, and the joiner has not
+    synced it back yet: the window Hazelcast's users fell into; the safe design keeps the
+    copy, so there is no such moment and only the count decides).
     Never more than one member is down at once. Every acknowledged entry is then read
     back from the survivor: the safe design loses none, the legacy design loses the
     partitions whose data had moved to the joiner.
@@ -416,8 +420,14 @@ async def run_5444(*, design: str = "safe", entries: int = 20_000, partitions: i
             while time.monotonic() < end:                 # the re-replication is under way
                 st = await _poll(client, cluster.live, seen)
                 active = sum(s["active"] for s in st if s is not None)
-                if sum(s["migrations_committed"] for s in seen.values()) - base \
-                        >= kill_after_commits:
+                committed = sum(s["migrations_committed"] for s in seen.values()) - base
+                # legacy: and while the survivor lacks entries it is listed for (its copy
+                # cleared with the owner move, the sync back from the joiner not done yet):
+                # the window #5444 fell into; a safe survivor keeps every copy
+                exposed = design == "safe" or any(
+                    s is not None and s["member"] == first.member and s["entries"] < len(acked)
+                    for s in st)
+                if committed >= kill_after_commits and exposed:
                     break
                 await asyncio.sleep(0.005)
             cluster.kill(joiner)
