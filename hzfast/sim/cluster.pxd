@@ -20,7 +20,7 @@ cdef class Simulation:
     cdef readonly double drop
     cdef readonly double duplicate
     cdef readonly double slow
-    cdef readonly long max_delay
+    cdef readonly object max_delay      # (an int: `10 * max_delay` stays exact)
     cdef readonly object random
     cdef readonly object getrandbits
     cdef public object config
