@@ -879,12 +879,15 @@ class Node:
                 self._mark("destination_finalized", x)
             elif x.source == self.me:
                 sni = x.source_new_index
-                if x.status == SUCCESS and (sni == -1 or sni > bc):
-                    self._effect("clear", p, x)
-                elif self.me not in self.replicas[p, :bc + 1].tolist():
-                    # the table moved past the migration while it was active here (the
-                    # partition was skipped when that table arrived): its copy goes now
-                    self._effect("clear", p)
+                # a copy stays while this member's table lists it at a data index: a
+                # later commit that came with the list (a promotion) may list it again
+                if self.me not in self.replicas[p, :bc + 1].tolist():
+                    if x.status == SUCCESS and (sni == -1 or sni > bc):
+                        self._effect("clear", p, x)
+                    else:
+                        # the table moved past the migration while it was active here
+                        # (the partition was skipped when that table arrived): it goes now
+                        self._effect("clear", p)
                 self._mark("source_finalized", x)
             return
         if x.source == self.me and x.source_current_index > 0 and not x.promotion:
