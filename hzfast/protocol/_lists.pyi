@@ -56,6 +56,12 @@ def apply_to(
     x: Any,  # object: the migration
     info_type: type,  # object: MigrationInfo
 ) -> bool: ...  # True: applied in place; False: nothing written (apply the Python rule)
+def apply_fitting(
+    table: NDArray[np.int32],  # int32 ndarray (P, R), C-contiguous, writeable
+    partition: int,  # object: a row index
+    x: Any,  # object: the migration
+    info_type: type,  # object: MigrationInfo
+) -> int: ...  # 1: x fits the row, applied; 0: it does not, nothing written; -1: unreadable here (apply the Python rule)
 def settled(
     x: Any,  # object: a migration
     status: Any,  # object: the new status

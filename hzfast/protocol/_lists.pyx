@@ -192,11 +192,11 @@ def attention(tuple lst, Py_ssize_t start, object versions, object info_type,
         if final > vers[p]:                        # to apply: here, or by the full rule
             if not applying or (st is not success and st is not failed) \
                     or not _well_formed(x, P, replica_count) \
-                    or not _small_int(_field(x, F_INITIAL, True), 0, _INT32_END, &initial) \
+                    or not _small_int(_field(x, F_INITIAL, True), 0, _VERSION_END, &initial) \
                     or initial != vers[p] or _to_finalize(x, p, s, finalized, active, me):
                 return i
-            if st is success and not _apply(table + p * R, R, x):
-                return i
+            if st is success and _apply_fitting(table + p * R, R, x) != 1:
+                return i                           # (the full rule rejects a misfit)
             vw[p] = <int32_t>final
         elif _to_finalize(x, p, s, finalized, active, me):
             return i
@@ -415,6 +415,9 @@ def keep_current(dict keep, dict head, dict front, dict back, set recheck, dict 
 
 
 cdef long _INT32_END = 1L << 31    # versions and member ids travel as int32
+# versions a member accepts from others: below 2**30, so the bumps a master adds on
+# failures can never wrap an int32 (an honest partition would need a billion changes)
+cdef long _VERSION_END = 1L << 30
 
 
 def well_formed(object x, object info_type, long partition_count, long replica_count):
@@ -437,8 +440,8 @@ cdef bint _well_formed(object x, long partition_count, long replica_count) excep
             and _small_int(_field(x, F_SCI, True), -1, replica_count, &v)
             and _small_int(_field(x, F_SNI, True), -1, replica_count, &v)
             and _small_int(_field(x, F_DCI, True), -1, replica_count, &v)
-            and _small_int(_field(x, F_INITIAL, True), 0, _INT32_END, &initial)
-            and _small_int(_field(x, F_FINAL, True), initial, _INT32_END, &final)
+            and _small_int(_field(x, F_INITIAL, True), 0, _VERSION_END, &initial)
+            and _small_int(_field(x, F_FINAL, True), initial, _VERSION_END, &final)
             and _small_int(_field(x, F_SOURCE, True), -1, _INT32_END, &v)
             and _small_int(_field(x, F_DESTINATION, True), -1, _INT32_END, &v)
             and _small_int(_field(x, F_MASTER, True), 0, _INT32_END, &v))
@@ -473,6 +476,69 @@ def apply_to(object table, object partition, object x, object info_type):
     return _apply(row, R, x)
 
 
+def apply_fitting(object table, object partition, object x, object info_type):
+    """Apply migration ``x`` to row ``partition`` of ``table`` in place when it fits the
+    row (Node's ``migration_fits_row``) and return 1; return 0, nothing written, when it
+    does not fit; -1, nothing written, when this cannot read them (the conditions of
+    :func:`apply_to`; the caller applies the Python rule)."""
+    cdef intp_t R
+    if type(x) is not info_type or not _layout(info_type):
+        return -1
+    cdef int32_t* row = _row(table, partition, &R)
+    if row == NULL:
+        return -1
+    return _apply_fitting(row, R, x)
+
+
+cdef inline bint _fields(object x, intp_t R, long* sci, long* dci, long* sni, long* dni,
+                         long* source, long* destination) except -1:
+    """``x``'s slot fields (indices within the row, members within int32), or False."""
+    return (_small_int(_field(x, F_SCI, True), -1, R, sci)
+            and _small_int(_field(x, F_DCI, True), -1, R, dci)
+            and _small_int(_field(x, F_SNI, True), -1, R, sni)
+            and _small_int(_field(x, F_DNI, True), -1, R, dni)
+            and _small_int(_field(x, F_SOURCE, True), -_INT32_END, _INT32_END, source)
+            and _small_int(_field(x, F_DESTINATION, True), -_INT32_END, _INT32_END,
+                           destination))
+
+
+cdef bint _fits(const int32_t* row, intp_t R, long sci, long dci, long sni, long dni,
+                long source, long destination) noexcept:
+    """The row is the one the migration was made from (its source at ``sci``, its
+    destination at ``dci``, where those are slots), and what it writes is a member or -1
+    that the row, once applied, holds nowhere else (docs/design.md §7.3: an entry that
+    does not fit is rejected like one whose version does not line up). ``_apply``'s
+    order: ``sci`` and ``dci`` cleared, then ``source`` at ``sni``, ``destination`` at
+    ``dni`` (which wins when they are one slot)."""
+    cdef intp_t j
+    cdef long v
+    if sci >= 0 and row[sci] != source:
+        return False
+    if dci >= 0 and row[dci] != destination:
+        return False
+    if sni >= 0 and sni != dni:
+        if source < -1:
+            return False
+        if source >= 0:
+            for j in range(R):
+                if j == sni or j == dni or j == sci or j == dci:
+                    continue
+                if row[j] == source:
+                    return False
+            if dni >= 0 and destination == source:
+                return False
+    if dni >= 0:
+        if destination < -1:
+            return False
+        if destination >= 0:
+            for j in range(R):
+                if j == sni or j == dni or j == sci or j == dci:
+                    continue
+                if row[j] == destination:
+                    return False
+    return True
+
+
 cdef bint _apply(int32_t* row, intp_t R, object x) except -1:
     """:func:`apply_to` on a row of width ``R``, for an entry of the ``_slotted`` class
     (False, nothing written: a field out of range)."""
@@ -494,6 +560,25 @@ cdef bint _apply(int32_t* row, intp_t R, object x) except -1:
     if dni >= 0:
         row[dni] = <int32_t>destination
     return True
+
+
+cdef int _apply_fitting(int32_t* row, intp_t R, object x) except -2:
+    """1: ``x`` fits the row (``_fits``) and is applied, as :func:`_apply` applies it;
+    0: it does not fit; -1: a field out of range (nothing written in either case)."""
+    cdef long sci = 0, dci = 0, sni = 0, dni = 0, source = 0, destination = 0
+    if not _fields(x, R, &sci, &dci, &sni, &dni, &source, &destination):
+        return -1
+    if not _fits(row, R, sci, dci, sni, dni, source, destination):
+        return 0
+    if sci >= 0:
+        row[sci] = -1
+    if dci >= 0:
+        row[dci] = -1
+    if sni >= 0:
+        row[sni] = <int32_t>source
+    if dni >= 0:
+        row[dni] = <int32_t>destination
+    return 1
 
 
 cdef extern from "Python.h":

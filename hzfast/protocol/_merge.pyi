@@ -17,3 +17,9 @@ def left(
     member: int,  # int32_t
     k: int,  # intp_t: the slots looked at, clipped to R
 ) -> list[int]: ...  # rows updated that listed member in their first k slots and no longer do
+def first_invalid(
+    replicas: NDArray[np.int32],  # object: a C-contiguous int32 (P, R)
+    versions: NDArray[np.int32],  # object: a C-contiguous int32 (P,)
+    updated: NDArray[np.bool_] | None,  # object: None (every row) or a C-contiguous bool (P,): the rows to check
+    version_limit: int,  # int32_t
+) -> int: ...  # the first such row with a slot below -1, a member twice or a version out of [0, limit); -1 if none

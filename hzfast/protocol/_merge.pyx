@@ -6,9 +6,13 @@ has diverged), ``b > a`` takes the received row and version. One pass, in place 
 caller's private copy of the local table (only rows taken from the received table are
 written); hzfast.protocol.tables has checked shapes and dtypes. Never raises.
 """
+cimport numpy as cnp
 from libc.string cimport memcmp
 
 from hzfast._types cimport int32_t, uint8_t, intp_t
+from hzfast._vector cimport table32, vector32
+
+cnp.import_array()
 
 
 cdef enum:
@@ -112,3 +116,46 @@ def left(const int32_t[:, ::1] old, const int32_t[:, ::1] new, const uint8_t[::1
         if was and not now:
             out.append(p)
     return out
+
+
+def first_invalid(object replicas, object versions, object updated, int32_t version_limit):
+    """The first partition ``p`` (of those with ``updated[p]`` set, or of all when
+    ``updated`` is None) whose row holds a slot below -1 or a member twice, or whose
+    version is outside ``[0, version_limit)``; -1 when there is none. What a member checks
+    before it takes rows from a received table: no honest member sends such a row.
+
+    ``replicas`` (P, R) and ``versions`` (P,) are aligned, native-order, C-contiguous int32
+    arrays and ``updated`` a C-contiguous (P,) bool array (TypeError otherwise). They are
+    read through their C pointers (a memoryview's acquisition would cost more than the
+    loop on a 271-partition table)."""
+    cdef int32_t* reps
+    cdef int32_t* vers
+    cdef const uint8_t* up = NULL
+    cdef intp_t P, R, n, p, j, k
+    cdef int32_t v
+    if not table32(replicas, False, &reps, &P, &R) or not vector32(versions, False, &vers, &n) \
+            or n != P:
+        raise TypeError("first_invalid takes a C-contiguous int32 table (P, R) and "
+                        "int32 versions (P,)")
+    if updated is not None:
+        if (type(updated) is not cnp.ndarray
+                or cnp.PyArray_TYPE(<cnp.ndarray>updated) != cnp.NPY_BOOL
+                or cnp.PyArray_NDIM(<cnp.ndarray>updated) != 1
+                or not cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>updated)
+                or cnp.PyArray_DIM(<cnp.ndarray>updated, 0) != P):
+            raise TypeError("updated must be None or a C-contiguous bool array (P,)")
+        up = <const uint8_t*>cnp.PyArray_DATA(<cnp.ndarray>updated)
+    for p in range(P):
+        if up != NULL and not up[p]:
+            continue
+        if vers[p] < 0 or vers[p] >= version_limit:
+            return p
+        for j in range(R):
+            v = reps[p * R + j]
+            if v < -1:
+                return p
+            if v >= 0:
+                for k in range(j):
+                    if reps[p * R + k] == v:
+                        return p
+    return -1

@@ -77,10 +77,16 @@ class MigrationInfo:
         return 1 + (self.source_new_index > -1) + (self.destination_current_index > -1)
 
     def __str__(self) -> str:
-        return (f"m{self.id[0]}.{self.id[1]}(p{self.partition} {self.source}@"
+        # never raises, whatever the fields hold: traces and violation messages print
+        # records a faulty peer or a caller built with plain ints or odd ids
+        i = self.id
+        mid = f"{i[0]}.{i[1]}" if type(i) is tuple and len(i) == 2 else repr(i)
+        status = self.status
+        name = status.name if isinstance(status, MigrationStatus) else repr(status)
+        return (f"m{mid}(p{self.partition} {self.source}@"
                 f"{self.source_current_index}->{self.source_new_index} {self.destination}@"
                 f"{self.destination_current_index}->{self.destination_new_index} "
-                f"v{self.initial}->{self.final} {self.status.name})")
+                f"v{self.initial}->{self.final} {name})")
 
 
 Completed = tuple[MigrationInfo, ...]

@@ -99,5 +99,6 @@ cdef class Node:
 
 cpdef apply_to_row(row, x)
 cpdef _apply_row(table, p, x)
+cpdef bint _apply_fitting_row(table, p, x) except -1
 cpdef _settled(x, status, final=*)
 cpdef _finished(_Run run, i, ok)

@@ -52,11 +52,14 @@ DESIGNS = ("safe", "legacy")
 SUCCESS, FAILED, ACTIVE = MigrationStatus.SUCCESS, MigrationStatus.FAILED, MigrationStatus.ACTIVE
 MigrationId = tuple[int, int]
 _INT32_END = 2**31                  # versions and member ids travel as int32
+#: versions a member accepts from others are below this: the bumps a master adds on
+#: failures then never wrap an int32 (an honest partition needs a billion changes)
+VERSION_LIMIT = 2**30
 # the list kernels, bound once: a module attribute costs a lookup at every call
 _well_formed, _unchanged = _lists.well_formed, _lists.unchanged
 _attention, _keyed, _keep_kernel = _lists.attention, _lists.keyed, _lists.keep_current
 _of_partition, _apply_to, _settled_copy = _lists.of_partition, _lists.apply_to, _lists.settled
-_plain_vector = _lists.plain_vector
+_plain_vector, _apply_fitting = _lists.plain_vector, _lists.apply_fitting
 _WAKE = ("wake",)                   # the one timer key a node asks its runtime for
 
 # The frozen dataclasses a step makes most, built straight into their slots (every field,
@@ -169,6 +172,41 @@ def apply_to_row(row: NDArray[np.int32], x: MigrationInfo) -> None:
         row[x.source_new_index] = x.source
     if x.destination_new_index >= 0:
         row[x.destination_new_index] = x.destination
+
+
+def migration_fits_row(row: NDArray[np.int32], x: MigrationInfo) -> bool:
+    """Whether ``x`` was made from this row and writes a valid one: its source at
+    ``source_current_index`` and its destination at ``destination_current_index`` (where
+    those are slots), and each member it writes (-1 or a member id) held nowhere else in
+    the row once applied. A member's row at the entry's initial version is the master's
+    row then, so an honest entry always fits; one that does not is rejected like a
+    version that does not line up (docs/design.md §7.3)."""
+    R = len(row)
+    sci, dci = x.source_current_index, x.destination_current_index
+    sni, dni = x.source_new_index, x.destination_new_index
+    if sci >= 0 and int(row[sci]) != x.source or dci >= 0 and int(row[dci]) != x.destination:
+        return False
+    after = [int(v) for v in row]
+    for j, v in ((sci, -1), (dci, -1), (sni, x.source), (dni, x.destination)):
+        if 0 <= j < R:
+            after[j] = v
+    for j in {j for j in (sni, dni) if 0 <= j < R}:
+        v = after[j]
+        if v < -1 or v >= 0 and any(after[k] == v for k in range(R) if k != j):
+            return False
+    return True
+
+
+def _apply_fitting_row(table: NDArray[np.int32], p: int, x: MigrationInfo) -> bool:
+    """``_apply_row(table, p, x)`` when ``migration_fits_row(table[p], x)``, and whether
+    it did: in C where the table and ``x`` allow it, by the Python rule otherwise."""
+    done = _apply_fitting(table, p, x, MigrationInfo)
+    if done >= 0:
+        return done > 0
+    if not migration_fits_row(table[p], x):
+        return False
+    apply_to_row(table[p], x)
+    return True
 
 
 def _apply_row(table: NDArray[np.int32], p: int, x: MigrationInfo) -> None:
@@ -769,7 +807,14 @@ class Node:
                                detail=f"local version {cur}, migration from {x.initial}")
                     break
                 if x.status == SUCCESS:
-                    _apply_row(self.replicas, p, x)
+                    if self._legacy:     # (legacy members shift leavers out alone)
+                        _apply_row(self.replicas, p, x)
+                    elif not _apply_fitting_row(self.replicas, p, x):
+                        ok = False
+                        stop = i
+                        self._mark("partial_update_rejected", x,
+                                   detail=f"does not fit the row at version {cur}")
+                        break
                 vers[p] = x.final
                 self._finalize(x)
             elif x.id not in finalized:
@@ -803,6 +848,11 @@ class Node:
                            detail=f"local version {cur}, migration from {x.initial}")
                 break
             if x.status == SUCCESS:
+                if not self._legacy and not migration_fits_row(self.replicas[p], x):
+                    ok = False
+                    self._mark("partial_update_rejected", x,
+                               detail=f"does not fit the row at version {cur}")
+                    break
                 apply_to_row(self.replicas[p], x)
             self.versions[p] = x.final
             keep[x.id] = x
@@ -906,7 +956,10 @@ class Node:
                 or replicas.shape != (P, R) or versions.shape != (P,)
                 or replicas.dtype != np.int32 or versions.dtype != np.int32):
             return False, ()
+        replicas, versions = np.ascontiguousarray(replicas), np.ascontiguousarray(versions)
         if not self.initialized:
+            if self._bad_table(replicas, versions, None, "a table"):
+                return False, ()
             self.replicas = replicas.copy()
             self.versions = versions.copy()
             self.initialized = True
@@ -920,6 +973,8 @@ class Node:
                 self._mark("diverged_rejected", partition=int(e.partitions[0]),
                            detail=f"{len(e.partitions)} partitions diverged")
                 return False, tuple(int(p) for p in e.partitions)
+            if self._bad_table(replicas, versions, updated, "a table"):
+                return False, ()                   # (the rows it would take: valid ones)
             accepted = bool((versions >= self.versions).any())
             for p in [q for q in self._unconfirmed if versions[q] >= new_v[q]]:
                 del self._unconfirmed[p]          # the master's table has caught up
@@ -935,6 +990,23 @@ class Node:
         if not self.is_master:
             self._keep_current(keep)
         return accepted, ()
+
+    def _bad_table(self, replicas: NDArray[np.int32], versions: NDArray[np.int32],
+                   updated: NDArray[np.bool_] | None, what: str) -> bool:
+        """True, with a ``message_rejected`` mark, when a received table (C-contiguous
+        int32 replicas and versions) has, among the rows this member would take from it
+        (``updated``, or all), a slot below -1 or a member twice, or a version outside
+        ``[0, VERSION_LIMIT)``: no honest member sends one, and taking it would leave this
+        member's table invalid (a master could not plan) or let a master's version bumps
+        wrap."""
+        p = _merge.first_invalid(replicas, versions, updated, VERSION_LIMIT)
+        if p < 0:
+            return False
+        self._mark("message_rejected", partition=p,
+                   detail=f"{what} with partition {p} at version {versions[p]}: "
+                          f"{replicas[p].tolist()} (a member twice, a slot below -1 or "
+                          f"a version out of range)")
+        return True
 
     def _drop_stale(self, old: NDArray[np.int32], updated: NDArray[np.bool_]) -> None:
         """A newer table from the master no longer lists this member at a data index of a
@@ -990,7 +1062,7 @@ class Node:
         if not 0 <= x.destination_new_index < R or not -1 <= x.source_current_index < R \
                 or not -1 <= x.source_new_index < R or not -1 <= x.destination_current_index < R:
             return "replica index out of range"
-        if not 0 <= x.initial <= x.final < _INT32_END:       # tables hold int32 versions
+        if not 0 <= x.initial <= x.final < VERSION_LIMIT:    # tables hold int32 versions
             return "version out of range"
         if not (-1 <= x.source < _INT32_END and -1 <= x.destination < _INT32_END
                 and 0 <= x.master < _INT32_END):
@@ -1096,7 +1168,10 @@ class Node:
         if x.final < cur or x.initial != cur:
             return False
         done = _settled(x, SUCCESS)
-        _apply_row(self.replicas, p, done)
+        if self._legacy:       # (legacy members shift leavers out alone: rows differ there)
+            _apply_row(self.replicas, p, done)
+        elif not _apply_fitting_row(self.replicas, p, done):
+            return False
         self.versions[p] = x.final
         self._put_completed(done)
         if self._kc_dict is self._completed:    # _keep_current's index follows the insert
@@ -1620,7 +1695,11 @@ class Node:
             st = f[m]
             if st is None or not st.initialized or st.replicas is None or st.versions is None:
                 continue
-            if st.replicas.shape != (P, R) or st.versions.shape != (P,):
+            if st.replicas.shape != (P, R) or st.versions.shape != (P,) \
+                    or st.replicas.dtype != np.int32 or st.versions.dtype != np.int32 \
+                    or self._bad_table(np.ascontiguousarray(st.replicas),
+                                       np.ascontiguousarray(st.versions), None,
+                                       f"m{m}'s table"):
                 continue
             newer = st.versions > vers
             same = (st.versions == vers) & (st.replicas != reps).any(axis=1)

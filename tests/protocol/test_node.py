@@ -178,11 +178,14 @@ def test_newer_table_taken_older_ignored() -> None:
 
 def test_partial_update_applies_in_order_and_rejects_a_gap() -> None:
     _a, b = _pair()
-    ok = _info(0, 2)
-    gap = _info(1, 5)                                # the member is at 2: does not line up
+    p = next(q for q in range(P) if b.replicas[q, 1] == 2)
+    other = next(q for q in range(P) if q != p)
+    # member 2 moves down from index 1 to 2 (it fits the row: 2 is at index 1)
+    ok = MigrationInfo((1, 99), p, -1, -1, -1, 2, 1, 2, 1, 2, 4, MigrationStatus.SUCCESS)
+    gap = _info(other, 5)                            # the member is at 2: does not line up
     out = b.handle(MessageReceived(1, messages.PublishCompletedMigrations(1, (ok, gap))), 2)
-    assert b.versions[0] == 3 and b.replicas[0, 1] == 2
-    assert b.versions[1] == 2
+    assert b.versions[p] == 4 and b.replicas[p, 1] == -1 and b.replicas[p, 2] == 2
+    assert b.versions[other] == 2
     assert "partial_update_rejected" in _marks(out)
     ack = next(o.message for o in out if isinstance(o, Send))
     assert isinstance(ack, messages.PublishCompletedAck) and ack.ok is False
