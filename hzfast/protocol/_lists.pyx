@@ -502,55 +502,42 @@ cdef inline bint _fields(object x, intp_t R, long* sci, long* dci, long* sni, lo
                            destination))
 
 
+cdef inline bint _held_elsewhere(const int32_t* row, intp_t R, long member, long sci,
+                                 long dci, long sni, long dni) noexcept:
+    """Whether ``member`` sits in a slot of the row that the migration leaves alone."""
+    cdef intp_t j
+    for j in range(R):
+        if j != sni and j != dni and j != sci and j != dci and row[j] == member:
+            return True
+    return False
+
+
 cdef bint _fits(const int32_t* row, intp_t R, long sci, long dci, long sni, long dni,
                 long source, long destination) noexcept:
     """The row is the one the migration was made from (its source at ``sci``, its
     destination at ``dci``, where those are slots), and what it writes is a member or -1
-    that the row, once applied, holds nowhere else (docs/design.md §7.3: an entry that
-    does not fit is rejected like one whose version does not line up). ``_apply``'s
+    that the row, once applied, holds nowhere else (docs/design.md §7.5: an entry that
+    does not fit is rejected like one whose version does not line up). ``_write``'s
     order: ``sci`` and ``dci`` cleared, then ``source`` at ``sni``, ``destination`` at
     ``dni`` (which wins when they are one slot)."""
-    cdef intp_t j
-    cdef long v
-    if sci >= 0 and row[sci] != source:
+    if sci >= 0 and row[sci] != source or dci >= 0 and row[dci] != destination:
         return False
-    if dci >= 0 and row[dci] != destination:
-        return False
-    if sni >= 0 and sni != dni:
-        if source < -1:
+    if sni >= 0 and sni != dni:                      # the source is written
+        if source < -1 or source >= 0 and (
+                _held_elsewhere(row, R, source, sci, dci, sni, dni)
+                or dni >= 0 and destination == source):
             return False
-        if source >= 0:
-            for j in range(R):
-                if j == sni or j == dni or j == sci or j == dci:
-                    continue
-                if row[j] == source:
-                    return False
-            if dni >= 0 and destination == source:
-                return False
-    if dni >= 0:
-        if destination < -1:
+    if dni >= 0:                                     # the destination is written
+        if destination < -1 or destination >= 0 and \
+                _held_elsewhere(row, R, destination, sci, dci, sni, dni):
             return False
-        if destination >= 0:
-            for j in range(R):
-                if j == sni or j == dni or j == sci or j == dci:
-                    continue
-                if row[j] == destination:
-                    return False
     return True
 
 
-cdef bint _apply(int32_t* row, intp_t R, object x) except -1:
-    """:func:`apply_to` on a row of width ``R``, for an entry of the ``_slotted`` class
-    (False, nothing written: a field out of range)."""
-    cdef long sci = 0, dci = 0, sni = 0, dni = 0, source = 0, destination = 0
-    if not (_small_int(_field(x, F_SCI, True), -1, R, &sci)
-            and _small_int(_field(x, F_DCI, True), -1, R, &dci)
-            and _small_int(_field(x, F_SNI, True), -1, R, &sni)
-            and _small_int(_field(x, F_DNI, True), -1, R, &dni)
-            and _small_int(_field(x, F_SOURCE, True), -_INT32_END, _INT32_END, &source)
-            and _small_int(_field(x, F_DESTINATION, True), -_INT32_END, _INT32_END,
-                           &destination)):
-        return False
+cdef inline void _write(int32_t* row, long sci, long dci, long sni, long dni, long source,
+                        long destination) noexcept:
+    """Hazelcast's slot updates: ``sci`` and ``dci`` cleared, then the source written at
+    ``sni`` and the destination at ``dni``."""
     if sci >= 0:
         row[sci] = -1
     if dci >= 0:
@@ -559,6 +546,15 @@ cdef bint _apply(int32_t* row, intp_t R, object x) except -1:
         row[sni] = <int32_t>source
     if dni >= 0:
         row[dni] = <int32_t>destination
+
+
+cdef bint _apply(int32_t* row, intp_t R, object x) except -1:
+    """:func:`apply_to` on a row of width ``R``, for an entry of the ``_slotted`` class
+    (False, nothing written: a field out of range)."""
+    cdef long sci = 0, dci = 0, sni = 0, dni = 0, source = 0, destination = 0
+    if not _fields(x, R, &sci, &dci, &sni, &dni, &source, &destination):
+        return False
+    _write(row, sci, dci, sni, dni, source, destination)
     return True
 
 
@@ -570,14 +566,7 @@ cdef int _apply_fitting(int32_t* row, intp_t R, object x) except -2:
         return -1
     if not _fits(row, R, sci, dci, sni, dni, source, destination):
         return 0
-    if sci >= 0:
-        row[sci] = -1
-    if dci >= 0:
-        row[dci] = -1
-    if sni >= 0:
-        row[sni] = <int32_t>source
-    if dni >= 0:
-        row[dni] = <int32_t>destination
+    _write(row, sci, dci, sni, dni, source, destination)
     return 1
 
 
