@@ -75,7 +75,8 @@ def _value(v: Any, rng: random.Random) -> Any:
         a = v.copy()
         for _ in range(rng.choice((1, 3))):
             i = rng.randrange(a.size)
-            a.flat[i] = rng.choice((-2, -1, 0, 1, 2, 3, 2**31 - 1, int(a.flat[i]) + 1))
+            a.flat[i] = rng.choice((-2, -1, 0, 1, 2, 3, 2**31 - 1,
+                                    min(int(a.flat[i]) + 1, 2**31 - 1)))
         return a
     return v
 
