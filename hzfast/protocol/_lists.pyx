@@ -155,7 +155,8 @@ def attention(tuple lst, Py_ssize_t start, object versions, object info_type,
     ``versions``) and the two settled statuses, an entry above the member's version that
     the full rule would simply apply is applied here instead, in place, and passed over:
     well formed (``well_formed``), starting at the member's version, its status exactly
-    ``success`` or ``failed``, and nothing to finalize. A ``success`` entry's slot updates
+    ``success`` or ``failed``, nothing to finalize, and, for ``success``, fitting its row
+    (``_fits``: one that does not is left to the full rule, which rejects it). A ``success`` entry's slot updates
     go into its row (``apply_to``), and its partition's version becomes its final one
     (a ``failed`` entry's final version already holds its increment). Anything else, or
     arrays it cannot write, stops there as before."""

@@ -180,7 +180,7 @@ def migration_fits_row(row: NDArray[np.int32], x: MigrationInfo) -> bool:
     those are slots), and each member it writes (-1 or a member id) held nowhere else in
     the row once applied. A member's row at the entry's initial version is the master's
     row then, so an honest entry always fits; one that does not is rejected like a
-    version that does not line up (docs/design.md §7.3)."""
+    version that does not line up (docs/design.md §7.5)."""
     R = len(row)
     sci, dci = x.source_current_index, x.destination_current_index
     sni, dni = x.source_new_index, x.destination_new_index
