@@ -5,6 +5,9 @@ local row, ``b == a`` keeps it too but requires the received row to be identical
 has diverged), ``b > a`` takes the received row and version. One pass, in place on the
 caller's private copy of the local table (only rows taken from the received table are
 written); hzfast.protocol.tables has checked shapes and dtypes. Never raises.
+
+Also the check a member makes of the rows it would take from a received table
+(``first_invalid``, docs/design.md §7.4).
 """
 cimport numpy as cnp
 from libc.string cimport memcmp

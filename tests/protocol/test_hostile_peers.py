@@ -38,6 +38,7 @@ from hypothesis import strategies as st
 from hzfast.protocol import (CancelTimer, Config, Effect, EffectDone, Mark, MembershipChanged,
                              MessageReceived, MigrationInfo, MigrationStatus, Node, Send,
                              SetTimer, _lists)
+from hzfast.protocol import _merge
 from hzfast.protocol import messages as msg
 from hzfast.protocol.node import VERSION_LIMIT, migration_fits_row
 
@@ -392,3 +393,20 @@ def test_a_migration_prints_whatever_its_fields_hold() -> None:
     assert str(x).startswith("m1.2(p0") and str(x).endswith("SUCCESS)")
     odd = dataclasses.replace(x, id=(1,), status=1)          # type: ignore[arg-type]
     assert str(odd).startswith("m(1,)(p0") and str(odd).endswith(" 1)")
+
+
+def test_first_invalid_finds_the_first_bad_row_among_those_asked() -> None:
+    reps = np.array([[0, 1, -1], [2, 2, -1], [0, -2, 1], [3, 4, 5]], dtype=np.int32)
+    vers = np.array([1, 1, 1, VERSION_LIMIT], dtype=np.int32)
+    assert _merge.first_invalid(reps, vers, None, VERSION_LIMIT) == 1       # 2 twice
+    rows = np.array([True, False, True, True])
+    assert _merge.first_invalid(reps, vers, rows, VERSION_LIMIT) == 2       # -2
+    rows[2] = False
+    assert _merge.first_invalid(reps, vers, rows, VERSION_LIMIT) == 3       # the version
+    assert _merge.first_invalid(reps, vers, rows, VERSION_LIMIT + 1) == -1
+    assert _merge.first_invalid(reps[:1], vers[:1] * 0 - 1, None, 5) == 0   # below 0
+    for bad in [(reps.astype(np.int64), vers, None), (reps, vers[:3], None),
+                (reps, vers, rows[:3]), (reps, vers, rows.astype(np.uint8)),
+                (np.asfortranarray(reps), vers, None)]:
+        with pytest.raises(TypeError):
+            _merge.first_invalid(*bad, VERSION_LIMIT)
