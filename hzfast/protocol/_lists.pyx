@@ -156,8 +156,9 @@ def attention(tuple lst, Py_ssize_t start, object versions, object info_type,
     the full rule would simply apply is applied here instead, in place, and passed over:
     well formed (``well_formed``), starting at the member's version, its status exactly
     ``success`` or ``failed``, nothing to finalize, and, for ``success``, fitting its row
-    (``_fits``: one that does not is left to the full rule, which rejects it). A ``success`` entry's slot updates
-    go into its row (``apply_to``), and its partition's version becomes its final one
+    (``_fits``; one that does not is left to the full rule, which rejects it). A
+    ``success`` entry's slot updates go into its row (``apply_to``), and its partition's
+    version becomes its final one
     (a ``failed`` entry's final version already holds its increment). Anything else, or
     arrays it cannot write, stops there as before."""
     cdef Py_ssize_t i, n = len(lst)

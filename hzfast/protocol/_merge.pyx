@@ -12,7 +12,8 @@ Also the check a member makes of the rows it would take from a received table
 cimport numpy as cnp
 from libc.string cimport memcmp
 
-from hzfast._types cimport int32_t, uint8_t, intp_t
+from hzfast._types cimport int32_t, uint8_t, intp_t, S_OK
+from hzfast._validate cimport check_row
 from hzfast._vector cimport table32, vector32
 
 cnp.import_array()
@@ -134,8 +135,8 @@ def first_invalid(object replicas, object versions, object updated, int32_t vers
     cdef int32_t* reps
     cdef int32_t* vers
     cdef const uint8_t* up = NULL
-    cdef intp_t P, R, n, p, j, k
-    cdef int32_t v
+    cdef intp_t P, R, n, p
+    cdef int col = 0
     if not table32(replicas, False, &reps, &P, &R) or not vector32(versions, False, &vers, &n) \
             or n != P:
         raise TypeError("first_invalid takes a C-contiguous int32 table (P, R) and "
@@ -151,14 +152,7 @@ def first_invalid(object replicas, object versions, object updated, int32_t vers
     for p in range(P):
         if up != NULL and not up[p]:
             continue
-        if vers[p] < 0 or vers[p] >= version_limit:
+        if vers[p] < 0 or vers[p] >= version_limit \
+                or check_row(reps + p * R, <int>R, -1, &col) != S_OK:
             return p
-        for j in range(R):
-            v = reps[p * R + j]
-            if v < -1:
-                return p
-            if v >= 0:
-                for k in range(j):
-                    if reps[p * R + k] == v:
-                        return p
     return -1

@@ -848,12 +848,13 @@ class Node:
                            detail=f"local version {cur}, migration from {x.initial}")
                 break
             if x.status == SUCCESS:
-                if not self._legacy and not migration_fits_row(self.replicas[p], x):
+                if self._legacy:
+                    apply_to_row(self.replicas[p], x)
+                elif not _apply_fitting_row(self.replicas, p, x):
                     ok = False
                     self._mark("partial_update_rejected", x,
                                detail=f"does not fit the row at version {cur}")
                     break
-                apply_to_row(self.replicas[p], x)
             self.versions[p] = x.final
             keep[x.id] = x
             self._finalize(x)

@@ -176,7 +176,9 @@ P = 8
 
 
 def _pair() -> tuple[Node, Node]:
-    """A master (1) and a member (2) holding the master's first table."""
+    """A master (1) and a member (2) holding the master's first table (test_node.py has
+    its own: test modules import one another under ``--import-mode=importlib`` only by
+    path)."""
     cfg = Config(partition_count=P, backup_count=1)
     a, b = Node(1, cfg), Node(2, cfg)
     view = MembershipChanged((1, 2))
