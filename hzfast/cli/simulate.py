@@ -1,9 +1,10 @@
 """``hzfast simulate``: run the fault-injecting protocol simulator over many seeds.
 
 Each seed is one deterministic cluster run (:func:`hzfast.sim.run`); a failing seed is
-printed with its configuration and the last events of its trace, and replays exactly with
-``hzfast simulate --seed-start S --seeds 1 --trace``. ``--scenario 5444`` runs Hazelcast
-issue #5444 (:func:`hzfast.sim.scenario_5444`) instead.
+printed with its configuration, the last events of its trace and the command that replays
+it exactly: ``hzfast simulate --seed-start S --seeds 1`` with the settings that differ from
+the defaults, and ``--trace``. ``--scenario 5444`` runs Hazelcast issue #5444
+(:func:`hzfast.sim.scenario_5444`) instead.
 """
 from __future__ import annotations
 
@@ -48,6 +49,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--design", choices=("safe", "legacy"), default="safe",
                    help="safe (Hazelcast 3.7+) or legacy (pre-3.7, loses data)")
     p.add_argument("--joins", type=_positive, default=0, help="members joining per run")
+    p.add_argument("--max-parallel-migrations", type=_positive, default=10,
+                   help="migrations a member takes part in at once, as source or "
+                        "destination (Hazelcast's limit; default: 10)")
     p.add_argument("--scenario", choices=("5444",), default=None,
                    help="run Hazelcast issue #5444 instead of swarm seeds")
     p.add_argument("--trace", action="store_true",
@@ -82,10 +86,16 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     jobs = getattr(args, "jobs", 1)
     if jobs < 1:
         raise UserError("--jobs: must be >= 1")
+    mpm = getattr(args, "max_parallel_migrations", 10)
+    if mpm < 1:
+        raise UserError("--max-parallel-migrations: must be >= 1")
+    if args.scenario is not None and mpm != 10:
+        raise UserError("--max-parallel-migrations: the #5444 scenario runs Hazelcast's "
+                        "default of 10; leave it out with --scenario")
     if args.entries is None:
         args.entries = 100_000 if args.scenario else 10_000
     t0 = time.perf_counter()
-    tally = _Tally()
+    tally = _Tally(_replay_flags(args))
     trace: list[str] = []
     if args.scenario == "5444":
         r = sim.scenario_5444(args.seed_start, design=args.design, entries=args.entries,
@@ -96,7 +106,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         params = {"members": args.members, "partitions": args.partitions,
                   "backup_count": args.backup_count, "entries": args.entries,
                   "faults": args.faults, "design": args.design, "joins": args.joins,
-                  "trace": args.trace}
+                  "trace": args.trace, "max_parallel_migrations": mpm}
         lo, hi = args.seed_start, args.seed_start + args.seeds
         try:
             with busy(f"simulating {args.seeds} seeds", total=args.seeds) as advance:
@@ -125,7 +135,8 @@ _CHUNK = 25      # seeds per task of --jobs: small enough for a live progress ba
 class _Tally:
     """What the runs found, summed as they finish (no run is kept but the failing ones)."""
 
-    def __init__(self) -> None:
+    def __init__(self, replay: str = "") -> None:
+        self.replay = replay        # the command's settings: a failing seed's replay line
         self.seeds = 0
         self.sums: Counter[str] = Counter()
         self.faults: Counter[str] = Counter()
@@ -143,7 +154,7 @@ class _Tally:
         self.marks.update(r.marks)
         bad = (not _passed(r, design)) if failing is None else failing
         if bad:
-            self.failures.append(_failure(r))
+            self.failures.append(_failure(r, self.replay))
         return not bad
 
     def merge(self, other: _Tally) -> None:
@@ -176,12 +187,12 @@ class _Tally:
         }
 
 
-def _chunk(task: tuple[dict[str, Any], int, int, bool]) -> _Tally:
+def _chunk(task: tuple[dict[str, Any], int, int, bool, str]) -> _Tally:
     """A worker's share: seeds ``lo..hi-1`` (stopping after a failure unless keep_going)."""
     from hzfast import sim
 
-    params, lo, hi, keep_going = task
-    tally = _Tally()
+    params, lo, hi, keep_going, replay = task
+    tally = _Tally(replay)
     for seed in range(lo, hi):
         if not tally.add(sim.run(seed, **params), params["design"]) and not keep_going:
             break
@@ -203,8 +214,9 @@ def _parallel(tally: _Tally, params: dict[str, Any], lo: int, hi: int, jobs: int
     # bad settings fail here, before any worker starts (every worker would refuse them)
     sim._check_settings(hi - 1, params["members"], params["partitions"],
                         params["backup_count"], params["entries"], params["faults"], (),
-                        params["design"], params["joins"], 10)
-    tasks = [(params, a, min(a + _CHUNK, hi), keep_going) for a in range(lo, hi, _CHUNK)]
+                        params["design"], params["joins"], params["max_parallel_migrations"])
+    tasks = [(params, a, min(a + _CHUNK, hi), keep_going, tally.replay)
+             for a in range(lo, hi, _CHUNK)]
     parts = ordered_map(_chunk, tasks, jobs)   # own workers: no Pool.terminate (_workers)
     try:
         for part in parts:
@@ -222,9 +234,30 @@ def _passed(r: Any, design: str) -> bool:
     return bool(r.converged and not r.violations and r.entries_lost == r.entries_lost_expected)
 
 
-def _failure(r: Any) -> dict[str, Any]:
+def _replay_flags(args: argparse.Namespace) -> str:
+    """The flags of ``args`` that differ from ``hzfast simulate``'s defaults, as a command
+    line: with ``--seed-start S --seeds 1`` they replay seed ``S`` exactly."""
+    scenario = getattr(args, "scenario", None)
+    flags = [f"--scenario {scenario}"] if scenario else []
+    settings = ((("--entries", "entries", 100_000), ("--design", "design", "safe"))
+                if scenario else
+                (("--members", "members", 4), ("-p", "partitions", 271),
+                 ("-b", "backup_count", 1), ("--entries", "entries", 10_000),
+                 ("--faults", "faults", "swarm"), ("--design", "design", "safe"),
+                 ("--joins", "joins", 0),
+                 ("--max-parallel-migrations", "max_parallel_migrations", 10)))
+    for flag, name, default in settings:
+        value = getattr(args, name, default)
+        if value is not None and value != default:      # (None: the default entries)
+            flags.append(f"{flag} {value}")
+    return " ".join(flags)
+
+
+def _failure(r: Any, replay: str = "") -> dict[str, Any]:
+    command = f"hzfast simulate --seed-start {r.seed} --seeds 1 {replay} --trace"
     return {"seed": r.seed, "summary": r.summary(), "violations": r.violations,
-            "converged": r.converged, "last_events": r.last_events[-20:]}
+            "converged": r.converged, "last_events": r.last_events[-20:],
+            "replay": " ".join(command.split())}
 
 
 def _render(con: Console, d: dict[str, Any]) -> None:
@@ -249,4 +282,4 @@ def _render(con: Console, d: dict[str, Any]) -> None:
         con.print("  last events:")
         for line in f["last_events"]:
             con.print(f"    {line}", markup=False)
-        con.print(f"  replay: hzfast simulate --seed-start {f['seed']} --seeds 1 --trace")
+        con.print(f"  replay: {f['replay']}", markup=False)

@@ -60,3 +60,44 @@ def test_jobs_report_bad_settings_like_one_process() -> None:
     # usual one-line error
     bad = _run("--seeds", "60", "-p", "16", "--entries", "20", "--members", "80", "--jobs", "2")
     assert bad.returncode == 2 and "members" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_max_parallel_migrations_matches_the_library() -> None:
+    p = _run("--seeds", "4", "--seed-start", "90", "-p", "32", "--entries", "300",
+             "--max-parallel-migrations", "1", "--json")
+    assert p.returncode == 0, p.stderr
+    d = json.loads(p.stdout)
+    runs = [sim.run(s, partitions=32, entries=300, max_parallel_migrations=1)
+            for s in range(90, 94)]
+    assert d["events"] == sum(r.events for r in runs)
+    # the limit is used: the default limit gives other runs
+    assert d["events"] != sum(sim.run(s, partitions=32, entries=300).events
+                              for s in range(90, 94))
+    bad = _run("--seeds", "1", "--max-parallel-migrations", "0")
+    assert bad.returncode == 2 and "--max-parallel-migrations" in bad.stderr
+    assert len(bad.stderr.splitlines()) == 1
+    bad = _run("--scenario", "5444", "--max-parallel-migrations", "3")
+    assert bad.returncode == 2 and "--scenario" in bad.stderr
+
+
+def test_a_failures_replay_line_carries_every_setting() -> None:
+    from hzfast.cli import build_parser
+    from hzfast.cli.simulate import _failure, _replay_flags
+
+    parser = build_parser()
+    args = parser.parse_args(["simulate", "--seeds", "30", "--members", "3", "-b", "2",
+                              "--joins", "1", "-p", "16", "--entries", "300",
+                              "--design", "legacy", "--max-parallel-migrations", "2"])
+    r = sim.run(5, members=3, backup_count=2, joins=1, partitions=16, entries=300,
+                design="legacy", max_parallel_migrations=2)
+    line = _failure(r, _replay_flags(args))["replay"]
+    assert line.startswith("hzfast simulate --seed-start 5 --seeds 1 ")
+    again = parser.parse_args(line.split()[1:])
+    for name in ("members", "backup_count", "joins", "partitions", "entries", "design",
+                 "faults", "max_parallel_migrations"):
+        assert getattr(again, name) == getattr(args, name), name
+    assert again.seed_start == 5 and again.seeds == 1 and again.trace
+    # defaults stay out of the line; the scenario's own default entries too
+    assert _replay_flags(parser.parse_args(["simulate"])) == ""
+    five = parser.parse_args(["simulate", "--scenario", "5444", "--design", "legacy"])
+    assert _replay_flags(five) == "--scenario 5444 --design legacy"

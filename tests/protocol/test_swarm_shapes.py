@@ -1,6 +1,8 @@
 """Swarm seeds on cluster shapes the other swarm tests do not reach: more backups (3 and
 6), the smallest and a larger cluster (2 and 8 members at start), members joining on
-purpose (``joins``), no backups at all, and 1,000 partitions.
+purpose (``joins``), no backups at all, 1,000 partitions, and the master's per-member limit
+of parallel migrations at 1 (every member in one migration at a time) and at 1,000 (a limit
+that never binds), where the swarm keeps Hazelcast's 10.
 
 ``HZFAST_SIM_SHAPE_SEEDS`` (default 100) seeds per shape in the safe design, each held to
 the same claim as everywhere: it converges, breaks no invariant, and loses only entries
@@ -29,6 +31,10 @@ SHAPES: dict[str, dict[str, Any]] = {
     "no backups, 1 join": dict(members=3, backup_count=0, partitions=97, entries=2_000,
                                joins=1),
     "1,000 partitions": dict(members=4, backup_count=1, partitions=1_000, entries=5_000),
+    "one migration a member at a time": dict(members=4, backup_count=1, partitions=128,
+                                             entries=2_000, max_parallel_migrations=1),
+    "a limit that never binds, 2 backups": dict(members=5, backup_count=2, partitions=271,
+                                                entries=2_000, max_parallel_migrations=1_000),
 }
 
 
