@@ -65,6 +65,9 @@ cdef class Simulation:
     cdef public dict sync_free
     cdef public dict effect_free
     cdef public Py_ssize_t initial_members
+    cdef public Py_ssize_t limit
+    cdef public dict in_flight
+    cdef public dict load
 
     # the per-event steps: C calls inside the module; a Python subclass still overrides
     # them (hzfast.sim.scenario.ScenarioSimulation)

@@ -48,7 +48,8 @@ _DONE = Builder(EffectDone)
 _FIRED = Builder(TimerFired)
 _SUCCESS = msg.MigrationStatus.SUCCESS
 # the marks the simulator does more with than count (one set lookup rules out the rest)
-_MARKS_WATCHED = frozenset(("master_committed", "recovery_published", "migration_failed"))
+_MARKS_WATCHED = frozenset(("master_committed", "recovery_published", "migration_failed",
+                            "migration_started"))
 
 SAFETY_TICKS = 3_000          # the safety phase: faults on
 LIVENESS_TICKS = 40_000       # the liveness phase's bound: faults off, must converge
@@ -202,6 +203,11 @@ class Simulation:
         self.timer_tok: dict[tuple[int, Hashable], int] = {}
         self.last_versions: dict[int, NDArray[np.int32]] = {}
         self.committed: set[tuple[int, int]] = set()
+        # the parallel limit as the masters keep it: per master, its migrations in flight
+        # (id -> (destination, source endpoint)) and each member's load in them
+        self.limit = max_parallel_migrations
+        self.in_flight: dict[int, dict[tuple[int, int], tuple[int, int]]] = {}
+        self.load: dict[int, dict[int, int]] = {}
         self.faulty = faults == "swarm"
         self.clogged: dict[tuple[int, int], int] = {}
         self.filters: dict[type, tuple[str, int]] = {}
@@ -380,13 +386,18 @@ class Simulation:
         if name not in _MARKS_WATCHED and not self.script:
             return
         x = mk.migration
-        if name == "master_committed" and x is not None:
+        if name == "migration_started" and x is not None:
+            self._started(mid, x)
+        elif name == "master_committed" and x is not None:
             self.committed.add(x.id)
+            self._ended(mid, x)
         if name == "recovery_published":      # what a destination committed stands
             self.committed |= {y.id for y in self.nodes[mid].completed.values()
                                if y.status == _SUCCESS}
         if name == "migration_failed":
             self.result.migrations_failed += 1
+            if x is not None:
+                self._ended(mid, x)
         for i, (c, seen) in enumerate(self.script):
             if c.mark != name or seen >= c.nth:
                 continue
@@ -409,10 +420,44 @@ class Simulation:
                 self._inject("scripted_crash")
                 crash.append(who)
 
+    def _started(self, mid: int, x: msg.MigrationInfo) -> None:
+        """Master ``mid`` started ``x``: its destination and source endpoint (the owner in
+        the master's table, where backups take their data from; the source itself when it
+        owns) each take one more of the master's migrations in flight, and neither may
+        then be in more than ``max_parallel_migrations`` (docs/design.md §6)."""
+        node = self.nodes.get(mid)
+        if node is None or not 0 <= x.partition < self.P:
+            return
+        endpoint = node.replicas.item(x.partition, 0)
+        flying = self.in_flight.setdefault(mid, {})
+        if x.id in flying:
+            self._violation(f"m{mid} started {x} twice")
+            return
+        flying[x.id] = (x.destination, endpoint)
+        load = self.load.setdefault(mid, {})
+        for m in (x.destination, endpoint):
+            n = load.get(m, 0) + 1
+            load[m] = n
+            if n > self.limit:
+                self._violation(f"m{mid} started {x} with m{m} in {n} of its migrations "
+                                f"at once (max_parallel_migrations={self.limit})")
+
+    def _ended(self, mid: int, x: msg.MigrationInfo) -> None:
+        """Master ``mid`` committed or failed ``x``: its two members' loads go down (a
+        migration it did not start, a promotion or one a new master settled, is no load)."""
+        flying = self.in_flight.get(mid)
+        ends = flying.pop(x.id, None) if flying else None
+        if ends is not None:
+            load = self.load[mid]
+            for m in ends:
+                load[m] -= 1
+
     # ------------------------------------------------------------------ faults
     def _crash(self, m: int, why: str) -> None:
         if m not in self.nodes:
             return
+        self.in_flight.pop(m, None)
+        self.load.pop(m, None)
         self._ghost_crash(m)
         del self.nodes[m]
         self.store.pop(m, None)

@@ -310,3 +310,30 @@ def test_the_crash_counts_as_masks_equal_counts_per_entry(
                 count[i] = 0
         for j in range(full):             # levels[j]: the entries counted at least j + 1
             assert levels[j] == sum(1 << i for i, c in count.items() if c >= j + 1)
+
+
+def test_the_parallel_limit_holds_and_the_checker_sees_a_master_past_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # honest masters keep every member in at most max_parallel_migrations migrations at once
+    # (the simulator counts each master's starts and their commits or failures) ...
+    import hzfast.sim.cluster as cluster
+
+    runs = [sim.run(seed, partitions=64, entries=500, max_parallel_migrations=1)
+            for seed in range(12)]
+    assert all(r.ok for r in runs), [r.summary() for r in runs if not r.ok]
+    assert sum(r.marks.get("migration_started", 0) for r in runs) > 100
+
+    # ... and members whose executor was built with a larger limit than the cluster's
+    # (10 against 1) are reported, by name and limit
+    class Greedy(cluster.Node):  # type: ignore[misc, valid-type]
+        def __init__(self, me: int, config: object) -> None:
+            super().__init__(me, dataclasses.replace(config, max_parallel_migrations=10))
+
+    monkeypatch.setattr(cluster, "Node", Greedy)
+    seen = [r for seed in range(12)
+            if (r := sim.run(seed, partitions=64, entries=500, max_parallel_migrations=1))
+            .violations]
+    assert seen, "no run of masters past the limit was reported"
+    assert any("max_parallel_migrations=1" in v for r in seen for v in r.violations)
+    # and with the cluster's own limit they are honest again
+    assert all(sim.run(seed, partitions=64, entries=500).ok for seed in range(4))
