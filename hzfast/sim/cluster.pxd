@@ -68,6 +68,8 @@ cdef class Simulation:
     cdef public Py_ssize_t limit
     cdef public dict in_flight
     cdef public dict load
+    cdef public dict migrating
+    cdef public dict published
 
     # the per-event steps: C calls inside the module; a Python subclass still overrides
     # them (hzfast.sim.scenario.ScenarioSimulation)

@@ -47,9 +47,11 @@ _RECEIVED = Builder(MessageReceived)
 _DONE = Builder(EffectDone)
 _FIRED = Builder(TimerFired)
 _SUCCESS = msg.MigrationStatus.SUCCESS
+_PUBLISH = msg.PublishCompletedMigrations
+_PUBLISH_ACK = msg.PublishCompletedAck
 # the marks the simulator does more with than count (one set lookup rules out the rest)
 _MARKS_WATCHED = frozenset(("master_committed", "recovery_published", "migration_failed",
-                            "migration_started"))
+                            "migration_started", "completed_evicted"))
 
 SAFETY_TICKS = 3_000          # the safety phase: faults on
 LIVENESS_TICKS = 40_000       # the liveness phase's bound: faults off, must converge
@@ -208,6 +210,10 @@ class Simulation:
         self.limit = max_parallel_migrations
         self.in_flight: dict[int, dict[tuple[int, int], tuple[int, int]]] = {}
         self.load: dict[int, dict[int, int]] = {}
+        self.migrating: dict[int, dict[int, tuple[int, int]]] = {}   # master -> partition -> id
+        # each master's latest completed list published: its ids, the members it went to,
+        # and those whose acceptance of it reached the master
+        self.published: dict[int, tuple[tuple[tuple[int, int], ...], set[int], set[int]]] = {}
         self.faulty = faults == "swarm"
         self.clogged: dict[tuple[int, int], int] = {}
         self.filters: dict[type, tuple[str, int]] = {}
@@ -359,7 +365,10 @@ class Simulation:
         for o in outs:
             t = type(o)
             if t is Send:
-                self._deliver(mid, o.to, o.message)        # type: ignore[attr-defined]
+                m = o.message                               # type: ignore[attr-defined]
+                if type(m) is _PUBLISH:
+                    self._published(mid, o.to, m)           # type: ignore[attr-defined]
+                self._deliver(mid, o.to, m)                 # type: ignore[attr-defined]
             elif t is Mark:
                 self._on_mark(mid, o, crash)               # type: ignore[arg-type]
             elif t is SetTimer:
@@ -398,6 +407,8 @@ class Simulation:
             self.result.migrations_failed += 1
             if x is not None:
                 self._ended(mid, x)
+        elif name == "completed_evicted":
+            self._evicted(mid)
         for i, (c, seen) in enumerate(self.script):
             if c.mark != name or seen >= c.nth:
                 continue
@@ -434,6 +445,12 @@ class Simulation:
             self._violation(f"m{mid} started {x} twice")
             return
         flying[x.id] = (x.destination, endpoint)
+        migrating = self.migrating.setdefault(mid, {})
+        other = migrating.get(x.partition)
+        if other is not None:
+            self._violation(f"m{mid} started {x} while its migration {other[0]}.{other[1]} of "
+                            f"partition {x.partition} is in flight")
+        migrating[x.partition] = x.id
         load = self.load.setdefault(mid, {})
         for m in (x.destination, endpoint):
             n = load.get(m, 0) + 1
@@ -451,13 +468,39 @@ class Simulation:
             load = self.load[mid]
             for m in ends:
                 load[m] -= 1
+            migrating = self.migrating[mid]
+            if migrating.get(x.partition) == x.id:
+                del migrating[x.partition]
+
+    def _published(self, mid: int, to: int, m: msg.PublishCompletedMigrations) -> None:
+        """Master ``mid`` sends its completed list to ``to``."""
+        ids = tuple(x.id for x in m.completed)
+        pub = self.published.get(mid)
+        if pub is None or pub[0] != ids:
+            pub = (ids, set(), set())
+            self.published[mid] = pub
+        pub[1].add(to)
+
+    def _evicted(self, mid: int) -> None:
+        """Master ``mid`` evicted its published completed list: every member it went to
+        that is still in the master's view must have accepted it (docs/design.md §7 rule
+        6; a member that joined later got the full table instead)."""
+        node = self.nodes.get(mid)
+        pub = self.published.pop(mid, None)
+        if node is None or pub is None:
+            return
+        members = set(node.members)
+        missing = sorted(m for m in pub[1] if m in members and m not in pub[2])
+        if missing:
+            self._violation(f"m{mid} evicted {len(pub[0])} completed migrations before "
+                            f"{', '.join(f'm{m}' for m in missing)} accepted them")
 
     # ------------------------------------------------------------------ faults
     def _crash(self, m: int, why: str) -> None:
         if m not in self.nodes:
             return
-        self.in_flight.pop(m, None)
-        self.load.pop(m, None)
+        for per_master in (self.in_flight, self.load, self.migrating, self.published):
+            per_master.pop(m, None)
         self._ghost_crash(m)
         del self.nodes[m]
         self.store.pop(m, None)
@@ -738,6 +781,10 @@ class Simulation:
             if kind == "msg":
                 src, dst, m = payload
                 if dst in self.nodes and src in self.nodes:
+                    if type(m) is _PUBLISH_ACK and m.ok:     # (for the eviction check)
+                        pub = self.published.get(dst)
+                        if pub is not None and tuple(m.ids) == pub[0]:
+                            pub[2].add(src)
                     self._handle(dst, _RECEIVED(src, m))
             elif kind == "effect":
                 mid, e = payload

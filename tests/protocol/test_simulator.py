@@ -337,3 +337,31 @@ def test_the_parallel_limit_holds_and_the_checker_sees_a_master_past_it(
     assert any("max_parallel_migrations=1" in v for r in seen for v in r.violations)
     # and with the cluster's own limit they are honest again
     assert all(sim.run(seed, partitions=64, entries=500).ok for seed in range(4))
+
+
+def test_eviction_waits_for_every_member_and_the_checker_sees_a_master_that_does_not(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # honest masters evict a published completed list only once every member it went to
+    # (and still in the master's view) accepted it; one that takes the first acceptance
+    # for everyone's is reported
+    import hzfast.protocol.node as node_module
+    from hzfast.protocol import messages as msg
+
+    shape = dict(members=5, partitions=64, entries=500)
+    runs = [sim.run(seed, **shape) for seed in range(10)]
+    assert all(r.ok for r in runs), [r.summary() for r in runs if not r.ok]
+    assert sum(r.marks.get("completed_evicted", 0) for r in runs) > 20
+
+    honest = node_module._HANDLERS[msg.PublishCompletedAck]
+
+    def eager(node: object, m: msg.PublishCompletedAck) -> None:
+        pub = node._publish                              # type: ignore[attr-defined]
+        if pub is not None and m.ok and tuple(m.ids) == pub[0]:
+            for member in pub[1]:
+                pub[1][member] = True
+        honest(node, m)
+
+    monkeypatch.setitem(node_module._HANDLERS, msg.PublishCompletedAck, eager)
+    seen = [r for seed in range(10) if (r := sim.run(seed, **shape)).violations]
+    assert any("evicted" in v and "before" in v for r in seen for v in r.violations), \
+        [r.violations[:2] for r in seen]
