@@ -52,6 +52,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--max-parallel-migrations", type=_positive, default=10,
                    help="migrations a member takes part in at once, as source or "
                         "destination (Hazelcast's limit; default: 10)")
+    p.add_argument("--strict", action="store_true",
+                   help="check the members' agreement after every event, not every 100 "
+                        "ticks (slower)")
     p.add_argument("--scenario", choices=("5444",), default=None,
                    help="run Hazelcast issue #5444 instead of swarm seeds")
     p.add_argument("--trace", action="store_true",
@@ -92,6 +95,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if args.scenario is not None and mpm != 10:
         raise UserError("--max-parallel-migrations: the #5444 scenario runs Hazelcast's "
                         "default of 10; leave it out with --scenario")
+    if args.scenario is not None and getattr(args, "strict", False):
+        raise UserError("--strict: for swarm seeds; leave it out with --scenario")
     if args.entries is None:
         args.entries = 100_000 if args.scenario else 10_000
     t0 = time.perf_counter()
@@ -106,7 +111,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         params = {"members": args.members, "partitions": args.partitions,
                   "backup_count": args.backup_count, "entries": args.entries,
                   "faults": args.faults, "design": args.design, "joins": args.joins,
-                  "trace": args.trace, "max_parallel_migrations": mpm}
+                  "trace": args.trace, "max_parallel_migrations": mpm,
+                  "strict": bool(getattr(args, "strict", False))}
         lo, hi = args.seed_start, args.seed_start + args.seeds
         try:
             with busy(f"simulating {args.seeds} seeds", total=args.seeds) as advance:
@@ -245,10 +251,13 @@ def _replay_flags(args: argparse.Namespace) -> str:
                  ("-b", "backup_count", 1), ("--entries", "entries", 10_000),
                  ("--faults", "faults", "swarm"), ("--design", "design", "safe"),
                  ("--joins", "joins", 0),
-                 ("--max-parallel-migrations", "max_parallel_migrations", 10)))
+                 ("--max-parallel-migrations", "max_parallel_migrations", 10),
+                 ("--strict", "strict", False)))
     for flag, name, default in settings:
         value = getattr(args, name, default)
-        if value is not None and value != default:      # (None: the default entries)
+        if value is True:
+            flags.append(flag)                          # (a switch)
+        elif value is not None and value != default:    # (None: the default entries)
             flags.append(f"{flag} {value}")
     return " ".join(flags)
 

@@ -65,7 +65,7 @@ def _check_settings(seed: int, members: int, partitions: int, backup_count: int,
 def run(seed: int, *, members: int = 4, partitions: int = 271, backup_count: int = 1,
         entries: int = 10_000, faults: str = "swarm", script: Iterable[CrashAt] = (),
         design: str = "safe", joins: int = 0, trace: bool = False,
-        max_parallel_migrations: int = 10) -> SimulationResult:
+        max_parallel_migrations: int = 10, strict: bool = False) -> SimulationResult:
     """Simulate one seeded cluster run and check it.
 
     Parameters
@@ -95,6 +95,13 @@ def run(seed: int, *, members: int = 4, partitions: int = 271, backup_count: int
     trace : bool, default False
         Keep one line per event and output in ``result.trace``.
     max_parallel_migrations : int, default 10
+        The master's per-member limit of migrations in flight (as destination or source
+        endpoint); the run checks that every master keeps it.
+    strict : bool, default False
+        Check after every event that the member which handled it and each other member
+        list the same replicas for every partition they hold at one version (the safe
+        design's agreement). Otherwise every pair of members is checked every 100 ticks.
+        Slower; for small shapes, replays and the tests.
 
     Returns
     -------
@@ -108,7 +115,8 @@ def run(seed: int, *, members: int = 4, partitions: int = 271, backup_count: int
     return Simulation(seed, members=members, partitions=partitions, backup_count=backup_count,
                       entries=entries, faults=faults, script=script, design=design,
                       joins=joins, trace=bool(trace),
-                      max_parallel_migrations=max_parallel_migrations).run()
+                      max_parallel_migrations=max_parallel_migrations,
+                      strict=bool(strict)).run()
 
 
 def scenario_5444(seed: int = 0, *, design: str = "safe", entries: int = 100_000,

@@ -16,6 +16,7 @@ cdef class Simulation:
     cdef public object seed
     cdef public str design
     cdef public bint trace_on
+    cdef public bint strict
     cdef readonly object fp
     cdef readonly double drop
     cdef readonly double duplicate
@@ -68,7 +69,6 @@ cdef class Simulation:
     cdef public Py_ssize_t limit
     cdef public dict in_flight
     cdef public dict load
-    cdef public dict migrating
     cdef public dict published
 
     # the per-event steps: C calls inside the module; a Python subclass still overrides
@@ -85,7 +85,14 @@ cdef class Simulation:
     cpdef _clear(self, m, p)
     cpdef _stable(self, p, held, row)
     cpdef _committed_row(self, p)
-    cpdef _check_agreement(self)
+    @cython.locals(flying=dict, load=dict)
+    cpdef _started(self, mid, x)
+    @cython.locals(flying=dict, load=dict)
+    cpdef _ended(self, mid, x)
+    cpdef _published(self, mid, to, m)
+    cpdef _evicted(self, mid)
+    cpdef _check_agreement(self, mid=*)
+    cpdef bint _disagree(self, a, b) except -1
 
 
 cpdef long _randint(rng, long lo, long hi) except? -1

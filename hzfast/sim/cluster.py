@@ -143,8 +143,9 @@ class Simulation:
                  fault_plan: FaultPlan | None = None,
                  timeline: tuple[tuple[int, str], ...] = (),
                  write_window: tuple[int, int] = (1, SAFETY_TICKS),
-                 sync_ticks: int = 20) -> None:
+                 sync_ticks: int = 20, strict: bool = False) -> None:
         self.rng = random.Random(seed)
+        self.strict = strict and design == "safe"
         rng = self.rng
         self.seed = seed
         self.design = design
@@ -206,11 +207,10 @@ class Simulation:
         self.last_versions: dict[int, NDArray[np.int32]] = {}
         self.committed: set[tuple[int, int]] = set()
         # the parallel limit as the masters keep it: per master, its migrations in flight
-        # (id -> (destination, source endpoint)) and each member's load in them
         self.limit = max_parallel_migrations
-        self.in_flight: dict[int, dict[tuple[int, int], tuple[int, int]]] = {}
+        # (partition -> (id, destination, source endpoint)) and each member's load in them
+        self.in_flight: dict[int, dict[int, tuple[tuple[int, int], int, int]]] = {}
         self.load: dict[int, dict[int, int]] = {}
-        self.migrating: dict[int, dict[int, tuple[int, int]]] = {}   # master -> partition -> id
         # each master's latest completed list published: its ids, the members it went to,
         # and those whose acceptance of it reached the master
         self.published: dict[int, tuple[tuple[tuple[int, int], ...], set[int], set[int]]] = {}
@@ -358,6 +358,8 @@ class Simulation:
             self._violation(f"versions decreased on m{mid}: partition {p} "
                             f"{int(last[p])} -> {int(v[p])}")
             last[p] = v[p]
+        if self.strict:
+            self._check_agreement(mid)
         if not outs:
             return
         crash: list[int] = []
@@ -432,49 +434,60 @@ class Simulation:
                 crash.append(who)
 
     def _started(self, mid: int, x: msg.MigrationInfo) -> None:
-        """Master ``mid`` started ``x``: its destination and source endpoint (the owner in
-        the master's table, where backups take their data from; the source itself when it
-        owns) each take one more of the master's migrations in flight, and neither may
-        then be in more than ``max_parallel_migrations`` (docs/design.md §6)."""
+        """Master ``mid`` started ``x``: the master may have no other migration of the
+        partition in flight, and its destination and source endpoint (the owner in the
+        master's table, where backups take their data from; the source itself when it
+        owns) each take one more of the master's migrations in flight, after which neither
+        may be in more than ``max_parallel_migrations`` (docs/design.md §6)."""
         node = self.nodes.get(mid)
-        if node is None or not 0 <= x.partition < self.P:
+        p = x.partition
+        if node is None or type(p) is not int or not 0 <= p < self.P:
             return
-        endpoint = node.replicas.item(x.partition, 0)
-        flying = self.in_flight.setdefault(mid, {})
-        if x.id in flying:
-            self._violation(f"m{mid} started {x} twice")
-            return
-        flying[x.id] = (x.destination, endpoint)
-        migrating = self.migrating.setdefault(mid, {})
-        other = migrating.get(x.partition)
+        xid = x.id
+        dest = x.destination
+        endpoint = node.replicas.item(p, 0)
+        flying = self.in_flight.get(mid)
+        if flying is None:
+            flying = self.in_flight[mid] = {}
+            self.load[mid] = {}
+        load = self.load[mid]
+        other = flying.get(p)
         if other is not None:
-            self._violation(f"m{mid} started {x} while its migration {other[0]}.{other[1]} of "
-                            f"partition {x.partition} is in flight")
-        migrating[x.partition] = x.id
-        load = self.load.setdefault(mid, {})
-        for m in (x.destination, endpoint):
-            n = load.get(m, 0) + 1
-            load[m] = n
-            if n > self.limit:
-                self._violation(f"m{mid} started {x} with m{m} in {n} of its migrations "
-                                f"at once (max_parallel_migrations={self.limit})")
+            if other[0] == xid:
+                self._violation(f"m{mid} started {x} twice")
+                return
+            self._violation(f"m{mid} started {x} while its migration {other[0][0]}."
+                            f"{other[0][1]} of partition {p} is in flight")
+            load[other[1]] -= 1           # (counted as ended: one report, not a cascade)
+            load[other[2]] -= 1
+        flying[p] = (xid, dest, endpoint)
+        n = load.get(dest, 0) + 1
+        load[dest] = n
+        e = load.get(endpoint, 0) + 1
+        load[endpoint] = e
+        if n > self.limit or e > self.limit:
+            m, n = (dest, n) if n > self.limit else (endpoint, e)
+            self._violation(f"m{mid} started {x} with m{m} in {n} of its migrations at once "
+                            f"(max_parallel_migrations={self.limit})")
 
     def _ended(self, mid: int, x: msg.MigrationInfo) -> None:
         """Master ``mid`` committed or failed ``x``: its two members' loads go down (a
         migration it did not start, a promotion or one a new master settled, is no load)."""
         flying = self.in_flight.get(mid)
-        ends = flying.pop(x.id, None) if flying else None
-        if ends is not None:
-            load = self.load[mid]
-            for m in ends:
-                load[m] -= 1
-            migrating = self.migrating[mid]
-            if migrating.get(x.partition) == x.id:
-                del migrating[x.partition]
+        if not flying:
+            return
+        p = x.partition
+        ent = flying.get(p)
+        if ent is None or ent[0] != x.id:
+            return
+        del flying[p]
+        load = self.load[mid]
+        load[ent[1]] -= 1
+        load[ent[2]] -= 1
 
     def _published(self, mid: int, to: int, m: msg.PublishCompletedMigrations) -> None:
         """Master ``mid`` sends its completed list to ``to``."""
-        ids = tuple(x.id for x in m.completed)
+        ids = tuple([x.id for x in m.completed])
         pub = self.published.get(mid)
         if pub is None or pub[0] != ids:
             pub = (ids, set(), set())
@@ -490,16 +503,16 @@ class Simulation:
         if node is None or pub is None:
             return
         members = set(node.members)
-        missing = sorted(m for m in pub[1] if m in members and m not in pub[2])
+        missing = sorted([m for m in pub[1] if m in members and m not in pub[2]])
         if missing:
             self._violation(f"m{mid} evicted {len(pub[0])} completed migrations before "
-                            f"{', '.join(f'm{m}' for m in missing)} accepted them")
+                            f"{', '.join([f'm{m}' for m in missing])} accepted them")
 
     # ------------------------------------------------------------------ faults
     def _crash(self, m: int, why: str) -> None:
         if m not in self.nodes:
             return
-        for per_master in (self.in_flight, self.load, self.migrating, self.published):
+        for per_master in (self.in_flight, self.load, self.published):
             per_master.pop(m, None)
         self._ghost_crash(m)
         del self.nodes[m]
@@ -710,21 +723,33 @@ class Simulation:
         if len(self.violations) < 50:
             self.violations.append(f"t={self.now}: {text}")
 
-    def _check_agreement(self) -> None:
+    def _check_agreement(self, mid: int = -1) -> None:
+        """Members holding a partition at one version list the same replicas for it: every
+        pair of initialized members, or (``mid``) member ``mid`` against each other one."""
         nodes = [n for n in self.nodes.values() if n.initialized]
-        for i in range(1, len(nodes)):
-            a, b = nodes[0], nodes[i]
-            try:                               # one pass in C (§12)
-                p = first_disagreement(a.versions, a.replicas, b.versions, b.replicas)
-            except TypeError:                  # another dtype, layout or shape: numpy's way
-                same = a.versions == b.versions
-                bad = np.flatnonzero(same & (a.replicas != b.replicas).any(axis=1))
-                p = int(bad[0]) if len(bad) else -1
-            if p >= 0:
-                self._violation(f"m{a.me} and m{b.me} hold partition {p} at version "
-                                f"{int(a.versions[p])} with different replicas "
-                                f"{a.replicas[p].tolist()} vs {b.replicas[p].tolist()}")
-                return
+        for i in range(len(nodes)):
+            a = nodes[i]
+            if mid >= 0 and a.me != mid:
+                continue
+            for j in range(len(nodes)):
+                if (j <= i and mid < 0) or j == i:
+                    continue
+                if self._disagree(a, nodes[j]):
+                    return
+
+    def _disagree(self, a: Node, b: Node) -> bool:
+        try:                               # one pass in C (§12)
+            p = first_disagreement(a.versions, a.replicas, b.versions, b.replicas)
+        except TypeError:                  # another dtype, layout or shape: numpy's way
+            same = a.versions == b.versions
+            bad = np.flatnonzero(same & (a.replicas != b.replicas).any(axis=1))
+            p = int(bad[0]) if len(bad) else -1
+        if p < 0:
+            return False
+        self._violation(f"m{a.me} and m{b.me} hold partition {p} at version "
+                        f"{int(a.versions[p])} with different replicas "
+                        f"{a.replicas[p].tolist()} vs {b.replicas[p].tolist()}")
+        return True
 
     def _quiet(self) -> bool:
         if not self.view or self.pending:

@@ -78,6 +78,16 @@ def test_max_parallel_migrations_matches_the_library() -> None:
     assert len(bad.stderr.splitlines()) == 1
     bad = _run("--scenario", "5444", "--max-parallel-migrations", "3")
     assert bad.returncode == 2 and "--scenario" in bad.stderr
+    bad = _run("--scenario", "5444", "--strict")
+    assert bad.returncode == 2 and "--strict" in bad.stderr
+
+
+def test_strict_runs_the_same_seeds_with_more_checks() -> None:
+    args = ("--seeds", "3", "--seed-start", "20", "-p", "16", "--entries", "200", "--json")
+    plain, strict = _run(*args), _run(*args, "--strict")
+    assert plain.returncode == strict.returncode == 0, (plain.stderr, strict.stderr)
+    a, b = json.loads(plain.stdout), json.loads(strict.stdout)
+    assert a["events"] == b["events"] and a["passed"] == b["passed"] == 3
 
 
 def test_a_failures_replay_line_carries_every_setting() -> None:
@@ -87,14 +97,15 @@ def test_a_failures_replay_line_carries_every_setting() -> None:
     parser = build_parser()
     args = parser.parse_args(["simulate", "--seeds", "30", "--members", "3", "-b", "2",
                               "--joins", "1", "-p", "16", "--entries", "300",
-                              "--design", "legacy", "--max-parallel-migrations", "2"])
+                              "--design", "legacy", "--max-parallel-migrations", "2",
+                              "--strict"])
     r = sim.run(5, members=3, backup_count=2, joins=1, partitions=16, entries=300,
-                design="legacy", max_parallel_migrations=2)
+                design="legacy", max_parallel_migrations=2, strict=True)
     line = _failure(r, _replay_flags(args))["replay"]
     assert line.startswith("hzfast simulate --seed-start 5 --seeds 1 ")
     again = parser.parse_args(line.split()[1:])
     for name in ("members", "backup_count", "joins", "partitions", "entries", "design",
-                 "faults", "max_parallel_migrations"):
+                 "faults", "max_parallel_migrations", "strict"):
         assert getattr(again, name) == getattr(args, name), name
     assert again.seed_start == 5 and again.seeds == 1 and again.trace
     # defaults stay out of the line; the scenario's own default entries too

@@ -1,9 +1,9 @@
 """The simulator proves the safe design loses no acknowledged entry and that its checker
 sees the loss of the legacy design (docs/design.md §12).
 
-Swarm seeds: ``HZFAST_SIM_SEEDS`` (default 2,000) seeds on small shapes, plus
-``HZFAST_SIM_FULL_SEEDS`` (default 60) on the default shape (4+ members, 271 partitions,
-10,000 entries). A failure names the seed; ``hzfast.sim.run(seed, ...)`` replays it.
+Swarm seeds: ``HZFAST_SIM_SEEDS`` (default 2,000) seeds on small shapes (checked after
+every event: ``strict``), plus ``HZFAST_SIM_FULL_SEEDS`` (default 60) on the default shape
+(4+ members, 271 partitions, 10,000 entries). A failure names the seed; ``hzfast.sim.run(seed, ...)`` replays it.
 """
 from __future__ import annotations
 
@@ -25,9 +25,10 @@ CHUNKS = 40
 
 
 def _shape(seed: int) -> dict[str, int]:
-    """Small shapes for the many-seeds run: 16..64 partitions, 0..2 backups."""
+    """Small shapes for the many-seeds run: 16..64 partitions, 0..2 backups, the members'
+    agreement checked after every event (``strict``)."""
     return {"partitions": (16, 32, 64)[seed % 3], "entries": 1_500,
-            "backup_count": (1, 1, 2, 0)[seed % 4]}
+            "backup_count": (1, 1, 2, 0)[seed % 4], "strict": True}
 
 
 def test_5444_safe_loses_nothing(explain: Callable[..., str]) -> None:
@@ -365,3 +366,47 @@ def test_eviction_waits_for_every_member_and_the_checker_sees_a_master_that_does
     seen = [r for seed in range(10) if (r := sim.run(seed, **shape)).violations]
     assert any("evicted" in v and "before" in v for r in seen for v in r.violations), \
         [r.violations[:2] for r in seen]
+
+
+def test_strict_checks_agreement_after_every_event(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a member that, between two of its events, lists a partition's first two replicas
+    # swapped at the same version (and puts them back before its next event): strict runs
+    # report the disagreement at the event that made it; honest strict runs stay clean and
+    # run the same events as plain ones
+    import numpy as np
+
+    import hzfast.sim.cluster as cluster
+
+    shape = dict(partitions=32, entries=400, backup_count=1)
+    for seed in range(6):
+        plain, strict = sim.run(seed, **shape), sim.run(seed, strict=True, **shape)
+        assert strict.ok, strict.summary()
+        assert (plain.events, plain.trace, plain.entries_acknowledged) == \
+            (strict.events, strict.trace, strict.entries_acknowledged)
+
+    class Flicker(cluster.Node):  # type: ignore[misc, valid-type]
+        def __init__(self, me: int, config: object) -> None:
+            super().__init__(me, config)
+            self.calls = 0
+            self.swapped = -1
+
+        def handle(self, event: object, now: int) -> list[object]:
+            if self.swapped >= 0:                       # back as it was
+                row = self.replicas[self.swapped]
+                row[0], row[1] = row[1], row[0]
+                self.swapped = -1
+            out = super().handle(event, now)
+            self.calls += 1
+            if self.calls % 50 == 0 and self.initialized:
+                full = np.flatnonzero((self.replicas[:, 0] >= 0) & (self.replicas[:, 1] >= 0))
+                if len(full):
+                    p = int(full[0])
+                    row = self.replicas[p]
+                    row[0], row[1] = row[1], row[0]
+                    self.swapped = p
+            return out
+
+    monkeypatch.setattr(cluster, "Node", Flicker)
+    seen = [v for seed in range(6) for v in sim.run(seed, strict=True, **shape).violations
+            if "with different replicas" in v]
+    assert seen, "a member listing other replicas between its events was not reported"
