@@ -38,6 +38,7 @@ cdef class Node:
     cdef public dict _waiters
     cdef public set _finalized
     cdef public dict _finalizing
+    cdef public dict _kept
     cdef public dict _effects
     cdef public object _effect_seq
     cdef public list _out

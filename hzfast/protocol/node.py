@@ -314,6 +314,10 @@ class Node:
         self._waiters: dict[int, list[tuple[int, msg.Message] | MigrationInfo]] = {}
         self._finalized: set[MigrationId] = set()
         self._finalizing: dict[int, int] = {}              # partition -> pending effects
+        # copies a source kept past its finalization because its table's data slots for
+        # the partition listed no live member (§7.3(i)): partition -> the migration (None:
+        # a plain clear) they go with once the row lists one
+        self._kept: dict[int, MigrationInfo | None] = {}
         self._effects: dict[int, tuple[str, MigrationInfo | None, int]] = {}
         self._effect_seq = 0
         self._out: list[Output] = []
@@ -474,6 +478,8 @@ class Node:
             if not np.array_equal(seen, self.replicas):
                 self._legacy_seen = self.replicas.copy()
                 self._legacy_finalize(seen, self.replicas)
+        if self._kept:
+            self._recheck_kept()
         out, self._out = self._out, []
         return out
 
@@ -934,11 +940,11 @@ class Node:
                 # later commit that came with the list (a promotion) may list it again
                 if self.me not in self.replicas[p, :bc + 1].tolist():
                     if x.status == SUCCESS and (sni == -1 or sni > bc):
-                        self._effect("clear", p, x)
+                        self._clear_copy(p, x)
                     else:
                         # the table moved past the migration while it was active here
                         # (the partition was skipped when that table arrived): it goes now
-                        self._effect("clear", p)
+                        self._clear_copy(p, None)
                 self._mark("source_finalized", x)
             return
         if x.source == self.me and x.source_current_index > 0 and not x.promotion:
@@ -946,8 +952,39 @@ class Node:
             sni = x.source_new_index
             if x.status == SUCCESS and (sni == -1 or sni > bc) \
                     and self.me not in self.replicas[p, :bc + 1].tolist():
-                self._effect("clear", p, x)
+                self._clear_copy(p, x)
             self._mark("source_finalized", x)
+
+    def _clear_copy(self, p: int, x: MigrationInfo | None) -> None:
+        """A source's copy of ``p`` goes (``x``: the migration it goes with), unless every
+        member the table lists at a data slot of ``p`` is gone: then it may be the last
+        copy, and the master's next step (a promotion) may list this member at a data slot
+        again. It is kept until the row lists a live member there (§7.3(i))."""
+        if not self._legacy and self._copy_may_be_last(p):
+            self._kept[p] = x
+        else:
+            self._kept.pop(p, None)
+            self._effect("clear", p, x)
+
+    def _copy_may_be_last(self, p: int) -> bool:
+        """No member the table lists at a data slot of ``p`` is in the view."""
+        members = self.members
+        for m in self.replicas[p, :self._bc + 1].tolist():
+            if m >= 0 and m in members:
+                return False
+        return True
+
+    def _recheck_kept(self) -> None:
+        """Kept copies (:meth:`_clear_copy`) whose row changed: kept for good where the
+        row lists this member at a data slot now, cleared where it lists a live member
+        there."""
+        bc = self._bc
+        for p in sorted(self._kept):
+            if self.me in self.replicas[p, :bc + 1].tolist():
+                del self._kept[p]
+            elif p not in self.active and not self._copy_may_be_last(p):
+                x = self._kept.pop(p)
+                self._effect("clear", p, x)
 
     # ------------------------------------------------------------------ full table (rule 4)
     def _take_table(self, replicas: NDArray[np.int32], versions: NDArray[np.int32],
@@ -1019,6 +1056,7 @@ class Node:
                            self._bc + 1)
         for p in gone:
             if p not in self.active:
+                self._kept.pop(p, None)
                 self._effect("clear", p)
 
     # ------------------------------------------------------------------ handlers (any member)
