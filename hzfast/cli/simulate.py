@@ -32,24 +32,38 @@ def _positive(text: str) -> int:
     return v
 
 
+# the swarm settings that shape a run, with their flags and defaults: the parser's
+# defaults and a failing seed's replay line (which names only what differs) read them here
+_SWARM = (("--members", "members", 4), ("-p", "partitions", 271), ("-b", "backup_count", 1),
+          ("--entries", "entries", 10_000), ("--faults", "faults", "swarm"),
+          ("--design", "design", "safe"), ("--joins", "joins", 0),
+          ("--max-parallel-migrations", "max_parallel_migrations", 10),
+          ("--strict", "strict", False))
+_DEFAULT = {name: default for _, name, default in _SWARM}
+
+
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``simulate`` to the ``hzfast`` parser."""
     p = add_json_flag(subparsers.add_parser(
         "simulate", help="run the fault-injecting protocol simulator over many seeds"))
     p.add_argument("--seeds", type=_positive, default=100, help="how many seeds to run")
     p.add_argument("--seed-start", type=_positive, default=0, help="the first seed")
-    p.add_argument("--members", type=_positive, default=4,
+    p.add_argument("--members", type=_positive, default=_DEFAULT["members"],
                    help="members at start (the swarm draws 2..members+2)")
-    p.add_argument("-p", "--partitions", type=_positive, default=271, help="partitions")
-    p.add_argument("-b", "--backup-count", type=_positive, default=1, help="synchronous backups")
+    p.add_argument("-p", "--partitions", type=_positive, default=_DEFAULT["partitions"],
+                   help="partitions")
+    p.add_argument("-b", "--backup-count", type=_positive, default=_DEFAULT["backup_count"],
+                   help="synchronous backups")
     p.add_argument("--entries", type=_positive, default=None,
                    help="entries written per run (default 10,000; 100,000 for --scenario 5444)")
-    p.add_argument("--faults", choices=("swarm", "none"), default="swarm",
+    p.add_argument("--faults", choices=("swarm", "none"), default=_DEFAULT["faults"],
                    help="swarm: fault rates drawn per seed; none: a clean run")
-    p.add_argument("--design", choices=("safe", "legacy"), default="safe",
+    p.add_argument("--design", choices=("safe", "legacy"), default=_DEFAULT["design"],
                    help="safe (Hazelcast 3.7+) or legacy (pre-3.7, loses data)")
-    p.add_argument("--joins", type=_positive, default=0, help="members joining per run")
-    p.add_argument("--max-parallel-migrations", type=_positive, default=10,
+    p.add_argument("--joins", type=_positive, default=_DEFAULT["joins"],
+                   help="members joining per run")
+    p.add_argument("--max-parallel-migrations", type=_positive,
+                   default=_DEFAULT["max_parallel_migrations"],
                    help="migrations a member takes part in at once, as source or "
                         "destination (Hazelcast's limit; default: 10)")
     p.add_argument("--strict", action="store_true",
@@ -98,7 +112,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if args.scenario is not None and getattr(args, "strict", False):
         raise UserError("--strict: for swarm seeds; leave it out with --scenario")
     if args.entries is None:
-        args.entries = 100_000 if args.scenario else 10_000
+        args.entries = 100_000 if args.scenario else _DEFAULT["entries"]
     t0 = time.perf_counter()
     tally = _Tally(_replay_flags(args))
     trace: list[str] = []
@@ -246,13 +260,7 @@ def _replay_flags(args: argparse.Namespace) -> str:
     scenario = getattr(args, "scenario", None)
     flags = [f"--scenario {scenario}"] if scenario else []
     settings = ((("--entries", "entries", 100_000), ("--design", "design", "safe"))
-                if scenario else
-                (("--members", "members", 4), ("-p", "partitions", 271),
-                 ("-b", "backup_count", 1), ("--entries", "entries", 10_000),
-                 ("--faults", "faults", "swarm"), ("--design", "design", "safe"),
-                 ("--joins", "joins", 0),
-                 ("--max-parallel-migrations", "max_parallel_migrations", 10),
-                 ("--strict", "strict", False)))
+                if scenario else _SWARM)
     for flag, name, default in settings:
         value = getattr(args, name, default)
         if value is True:
