@@ -55,7 +55,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("-b", "--backup-count", type=_positive, default=_DEFAULT["backup_count"],
                    help="synchronous backups")
     p.add_argument("--entries", type=_positive, default=None,
-                   help="entries written per run (default 10,000; 100,000 for --scenario 5444)")
+                   help=f"entries written per run (default {_DEFAULT['entries']:,}; 100,000 "
+                        f"for --scenario 5444)")
     p.add_argument("--faults", choices=("swarm", "none"), default=_DEFAULT["faults"],
                    help="swarm: fault rates drawn per seed; none: a clean run")
     p.add_argument("--design", choices=("safe", "legacy"), default=_DEFAULT["design"],
@@ -65,7 +66,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--max-parallel-migrations", type=_positive,
                    default=_DEFAULT["max_parallel_migrations"],
                    help="migrations a member takes part in at once, as source or "
-                        "destination (Hazelcast's limit; default: 10)")
+                        "destination (Hazelcast's limit)")
     p.add_argument("--strict", action="store_true",
                    help="check the members' agreement after every event, not every 100 "
                         "ticks (slower)")
