@@ -1,5 +1,10 @@
 """Smoke test of an installed hzfast (run from outside the source tree): hashing, a stamp,
-planning, scheduling, arrangement, Ignite, the console script; only core dependencies."""
+planning, scheduling, arrangement, Ignite, the console script; only core dependencies.
+
+It also prints the digest of two simulated runs' traces (seed 7, safe and legacy). Given
+``HZFAST_REPLAY_DIGEST`` (``.ci/wheels`` passes the first Python's), it requires the same:
+a seed replays the same run on every supported Python."""
+import hashlib
 import os
 import subprocess
 import sys
@@ -28,4 +33,15 @@ script = Path(sys.executable).with_name("hzfast")
 out = subprocess.run([str(script), "--help"], capture_output=True, text=True, check=True,
                      timeout=60, env={**os.environ, "CC": "false"})
 assert "usage: hzfast" in out.stdout
+from hzfast import sim  # noqa: E402 (after the optional-import check above)
+
+digest = hashlib.sha256()
+for design in ("safe", "legacy"):
+    run = sim.run(7, design=design, joins=1, trace=True)
+    assert run.converged and len(run.trace) > 1_000
+    digest.update("\n".join(run.trace).encode() + b"\0")
+want = os.environ.get("HZFAST_REPLAY_DIGEST")
+assert want is None or digest.hexdigest() == want, \
+    f"seed 7 ran differently on Python {sys.version.split()[0]}: {digest.hexdigest()} != {want}"
+print(f"replay digest {digest.hexdigest()}")
 print(f"smoke ok: hzfast {hzfast.__version__} on Python {sys.version.split()[0]}")

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import subprocess
+import sys
 from collections.abc import Callable
 
 import pytest
@@ -104,6 +106,29 @@ def test_same_seed_replays_exactly() -> None:
         (b.events, b.marks, b.faults_injected, b.entries_acknowledged)
     c = sim.run(8, partitions=32, entries=800, joins=1, trace=True)
     assert c.trace != a.trace
+
+
+_TRACE_OF_SEED = """
+import sys
+from hzfast import sim
+r = sim.run(int(sys.argv[1]), design=sys.argv[2], joins=1, trace=True)
+sys.stdout.write("\\n".join(r.trace))
+"""
+
+
+@pytest.mark.parametrize("design", ["safe", "legacy"])
+def test_seed_replays_in_a_new_process_with_another_string_hash(design: str) -> None:
+    """A seed reported by one process replays the same run in another, whatever that
+    process's string hashing (``PYTHONHASHSEED``): nothing in the node or the simulator
+    may follow the iteration order of a set or dict of strings."""
+    want = "\n".join(sim.run(7, design=design, joins=1, trace=True).trace)
+    assert len(want.splitlines()) > 1_000
+    for hash_seed in ("1", "2"):
+        out = subprocess.run([sys.executable, "-c", _TRACE_OF_SEED, "7", design],
+                             env={**os.environ, "PYTHONHASHSEED": hash_seed},
+                             capture_output=True, text=True, timeout=300, check=True)
+        assert out.stdout == want, f"seed 7 ({design}) ran differently with hash seed " \
+                                   f"{hash_seed}"
 
 
 @pytest.mark.parametrize("role", ["master", "source", "destination", "owner"])
