@@ -32,14 +32,18 @@ def _positive(text: str) -> int:
     return v
 
 
+_LIMIT = 10   # max_parallel_migrations: Hazelcast's default, the one #5444 runs
 # the swarm settings that shape a run, with their flags and defaults: the parser's
 # defaults and a failing seed's replay line (which names only what differs) read them here
 _SWARM = (("--members", "members", 4), ("-p", "partitions", 271), ("-b", "backup_count", 1),
           ("--entries", "entries", 10_000), ("--faults", "faults", "swarm"),
           ("--design", "design", "safe"), ("--joins", "joins", 0),
-          ("--max-parallel-migrations", "max_parallel_migrations", 10),
+          ("--max-parallel-migrations", "max_parallel_migrations", _LIMIT),
           ("--strict", "strict", False))
 _DEFAULT = {name: default for _, name, default in _SWARM}
+# the same for --scenario 5444 (hzfast.sim.scenario_5444's settings)
+_SCENARIO = (("--entries", "entries", 100_000), ("--design", "design", "safe"))
+_SCENARIO_DEFAULT = {name: default for _, name, default in _SCENARIO}
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -55,8 +59,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("-b", "--backup-count", type=_positive, default=_DEFAULT["backup_count"],
                    help="synchronous backups")
     p.add_argument("--entries", type=_positive, default=None,
-                   help=f"entries written per run (default {_DEFAULT['entries']:,}; 100,000 "
-                        f"for --scenario 5444)")
+                   help=f"entries written per run (default {_DEFAULT['entries']:,}; "
+                        f"{_SCENARIO_DEFAULT['entries']:,} for --scenario 5444)")
     p.add_argument("--faults", choices=("swarm", "none"), default=_DEFAULT["faults"],
                    help="swarm: fault rates drawn per seed; none: a clean run")
     p.add_argument("--design", choices=("safe", "legacy"), default=_DEFAULT["design"],
@@ -104,16 +108,16 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     jobs = getattr(args, "jobs", 1)
     if jobs < 1:
         raise UserError("--jobs: must be >= 1")
-    mpm = getattr(args, "max_parallel_migrations", 10)
+    mpm: int = getattr(args, "max_parallel_migrations", _LIMIT)
     if mpm < 1:
         raise UserError("--max-parallel-migrations: must be >= 1")
-    if args.scenario is not None and mpm != 10:
+    if args.scenario is not None and mpm != _LIMIT:
         raise UserError("--max-parallel-migrations: the #5444 scenario runs Hazelcast's "
-                        "default of 10; leave it out with --scenario")
+                        f"default of {_LIMIT}; leave it out with --scenario")
     if args.scenario is not None and getattr(args, "strict", False):
         raise UserError("--strict: for swarm seeds; leave it out with --scenario")
     if args.entries is None:
-        args.entries = 100_000 if args.scenario else _DEFAULT["entries"]
+        args.entries = _SCENARIO_DEFAULT["entries"] if args.scenario else _DEFAULT["entries"]
     t0 = time.perf_counter()
     tally = _Tally(_replay_flags(args))
     trace: list[str] = []
@@ -260,8 +264,7 @@ def _replay_flags(args: argparse.Namespace) -> str:
     line: with ``--seed-start S --seeds 1`` they replay seed ``S`` exactly."""
     scenario = getattr(args, "scenario", None)
     flags = [f"--scenario {scenario}"] if scenario else []
-    settings = ((("--entries", "entries", 100_000), ("--design", "design", "safe"))
-                if scenario else _SWARM)
+    settings = _SCENARIO if scenario else _SWARM
     for flag, name, default in settings:
         value = getattr(args, name, default)
         if value is True:

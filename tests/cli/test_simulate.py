@@ -1,10 +1,12 @@
 """``hzfast simulate`` through the real console script."""
 from __future__ import annotations
 
+import inspect
 import json
 import subprocess
 
 from hzfast import sim
+from hzfast.cli import simulate as cli
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -112,3 +114,12 @@ def test_a_failures_replay_line_carries_every_setting() -> None:
     assert _replay_flags(parser.parse_args(["simulate"])) == ""
     five = parser.parse_args(["simulate", "--scenario", "5444", "--design", "legacy"])
     assert _replay_flags(five) == "--scenario 5444 --design legacy"
+
+
+def test_the_flags_defaults_are_the_librarys() -> None:
+    """The CLI's settings tables (its defaults, and what a replay line leaves out) hold the
+    same defaults as ``hzfast.sim.run`` and ``hzfast.sim.scenario_5444``."""
+    for fn, table in ((sim.run, cli._SWARM), (sim.scenario_5444, cli._SCENARIO)):
+        params = inspect.signature(fn).parameters
+        for _, name, default in table:
+            assert params[name].default == default, (fn.__name__, name)
