@@ -4,8 +4,8 @@ Every ``_*.pyx`` file under ``hzfast/`` is one extension module named after its 
 (``hzfast/_hashing.pyx`` -> ``hzfast._hashing``, ``hzfast/migration/_planner.pyx`` ->
 ``hzfast.migration._planner``).
 
-The pure-Python modules in ``COMPILED_PY`` (the protocol node and the simulator, whose
-cost is Python's per-event work: docs/design.md §12) are compiled too, from their ``.py``
+The pure-Python modules in ``COMPILED_PY`` (the protocol node's modules and the simulator,
+whose cost is Python's per-event work: docs/design.md §11.4) are compiled too, from their ``.py``
 source, which stays the source of truth (mypy reads it; without a compiler the module
 still runs as Python). They keep Python's semantics: bounds checks and negative indices
 on, annotations not read as C types, functions bound as Python functions; an augmenting
@@ -61,7 +61,9 @@ py_directives = {
     "embedsignature": True,
 }
 COMPILED_PY = [
-    os.path.join("hzfast", "protocol", "node.py"),
+    *(os.path.join("hzfast", "protocol", f"{m}.py")
+      for m in ("node", "core", "member", "master", "completed", "common", "designs",
+                "config")),
     os.path.join("hzfast", "sim", "cluster.py"),
 ]
 

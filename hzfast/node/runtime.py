@@ -417,7 +417,7 @@ class Member:
             return
         if e.kind == "install":
             assert x is not None
-            if not st.install(x.id, p, keep=x.destination_new_index <= self.config.backup_count):
+            if not st.install(x.id, p, keep=e.keep):
                 self.stats["install_without_data"] += 1
                 log.error("member %d installs %s without its data", self.me, x)
         elif e.kind == "discard":
@@ -540,9 +540,8 @@ class Member:
     def _on_backup(self, sender: int, known: bool, req: int, p: int,
                    entries: list[tuple[str, bytes]]) -> None:
         node = self.node
-        ok = (known and node is not None and node.initialized
-              and p < self.config.partition_count
-              and self.me in node.replicas[p, :self.config.backup_count + 1].tolist())
+        ok = (known and node is not None and p < self.config.partition_count
+              and node.accepts_backup(p, sender))
         if ok:
             self.store.put(p, entries)
         else:
@@ -599,7 +598,7 @@ class Member:
         if p >= self.config.partition_count:
             raise _Refused("bad_partition", f"partition {p} is not below "
                                             f"{self.config.partition_count}")
-        if not node.accepts_writes(p):
+        if not node.accepts_write(p):
             owner = int(node.replicas[p, 0])
             if owner != self.me:
                 raise _Refused("not_owner", f"member {self.me} does not own partition {p}",

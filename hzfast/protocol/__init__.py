@@ -6,7 +6,7 @@ membership view (the oldest member). A runtime feeds :meth:`Node.handle` events
 (:mod:`hzfast.protocol.outputs`): messages to send, timers, effects on replica data, and
 marks naming protocol steps. See docs/design.md §7 and §11.
 """
-from hzfast.protocol import events, messages, outputs
+from hzfast.protocol import events, kinds, messages, outputs
 from hzfast.protocol.events import (
                                      EffectDone,
                                      Event,
@@ -14,7 +14,8 @@ from hzfast.protocol.events import (
                                      MessageReceived,
                                      TimerFired,
 )
-from hzfast.protocol.messages import MigrationInfo, MigrationStatus
+from hzfast.protocol.kinds import EffectKind, MarkName, Phase, Stage, TimerKind
+from hzfast.protocol.messages import MigrationInfo, MigrationStatus, negative_reply
 from hzfast.protocol.node import DESIGNS, Config, MemberState, Node
 from hzfast.protocol.outputs import (
                                      EFFECT_KINDS,
@@ -36,9 +37,11 @@ __all__ = [
                                      "Config",
                                      "DivergedTableError",
                                      "Effect",
+    "EffectKind",
                                      "EffectDone",
                                      "Event",
                                      "Mark",
+    "MarkName",
                                      "MemberState",
                                      "MembershipChanged",
                                      "MessageReceived",
@@ -46,11 +49,16 @@ __all__ = [
                                      "MigrationStatus",
                                      "Node",
                                      "Output",
+    "Phase",
                                      "Send",
                                      "SetTimer",
+    "Stage",
                                      "TimerFired",
+    "TimerKind",
                                      "events",
+    "kinds",
                                      "merge_tables",
                                      "messages",
+    "negative_reply",
                                      "outputs",
 ]

@@ -1,5 +1,5 @@
 # cython: boundscheck=False, wraparound=False
-"""Completed-migration lists (docs/design.md §7 rule 5, §11): the per-entry loops in C.
+"""Completed-migration lists (docs/design.md §7.5, §11.2): the per-entry loops in C.
 
 A member applies the master's completed list entry by entry. Most entries need nothing but
 to be kept: they are well formed, at or below the member's version of their partition,

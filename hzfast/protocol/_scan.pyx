@@ -1,6 +1,6 @@
 """Table scans of the master's planning step (docs/design.md §11), one pass each.
 
-``repair_dense`` is rule 7's first half over every slot at once: clear the slots of members
+``repair_dense`` is §7.7(a)'s first half over every slot at once: clear the slots of members
 that left (or turned lite), bump each partition's version by the slots it lost, and list the
 partitions left without an owner that still hold a replica (their promotions); in the same
 pass it writes the table in view positions for the arranger and planner. ``dense`` is that
@@ -129,7 +129,7 @@ def dense(const int32_t[:, ::1] replicas, const int32_t[::1] position):
 
 
 def repair_dense(int32_t[:, ::1] replicas, int32_t[::1] versions, const int32_t[::1] code):
-    """:func:`dense` and rule 7's repair in one pass, for a lookup table ``code`` that gives
+    """:func:`dense` and §7.7(a)'s repair in one pass, for a lookup table ``code`` that gives
     each data member's view position and ``-1`` for every other id (lite members, members
     not in the view; ids at or past its end count as not in the view): clear, IN PLACE, the
     slots whose id has no position, add each row's cleared count to ``versions``, list the

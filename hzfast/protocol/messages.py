@@ -9,7 +9,9 @@ the int32 slots of a replica table hold.
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -35,6 +37,7 @@ __all__ = [
     "PublishCompletedAck",
     "PublishCompletedMigrations",
     "ReplicaSyncRequest",
+    "negative_reply",
 ]
 
 
@@ -52,7 +55,7 @@ class MigrationInfo:
 
     The six decision fields are the planner's (``-1`` = none); ``initial`` is the
     master's version of the partition at start, ``final`` the version after commit, or,
-    once FAILED, the bumped version the failure left (docs/design.md §7 rule 2).
+    once FAILED, the bumped version the failure left (docs/design.md §7.2).
     """
 
     id: tuple[int, int]            #: (master id, sequence number): unique in the cluster
@@ -270,3 +273,21 @@ class ReplicaSyncRequest(Message):
     partition: int
 
 
+def negative_reply(receiver: int, m: Message, reason: str = "refused") -> Message | None:
+    """The refusal member ``receiver`` sends for ``m`` when it does not take it, or None
+    when ``m`` waits for no answer (docs/design.md §7.3, §7.6, §7.7). ``reason`` goes
+    into the one refusal that carries one (a ``MigrationResult``)."""
+    make = _REFUSALS.get(type(m))
+    return make(receiver, m, reason) if make is not None else None
+
+
+_REFUSALS: dict[type, Callable[[int, Any, str], Message]] = {
+    MigrationRequest: lambda r, m, why: MigrationResult(r, m.migration, False, why),
+    MigrationTransfer: lambda r, m, why: MigrationTransferAck(r, m.migration, False),
+    MigrationCommit: lambda r, m, why: MigrationCommitResponse(r, m.migration, False),
+    PublishCompletedMigrations: lambda r, m, why: PublishCompletedAck(
+        r, tuple(x.id for x in m.completed), False),
+    PromotionCommit: lambda r, m, why: PromotionCommitResponse(r, m.batch, False),
+    PartitionStateCheck: lambda r, m, why: PartitionStateCheckReply(r, False),
+    PartitionTableUpdate: lambda r, m, why: PartitionTableAck(r, False),
+}

@@ -4,6 +4,7 @@ from __future__ import annotations
 from collections.abc import Hashable
 from dataclasses import dataclass
 
+from hzfast.protocol.kinds import EffectKind, MarkName
 from hzfast.protocol.messages import Message, MigrationInfo
 
 __all__ = [
@@ -17,26 +18,12 @@ __all__ = [
     "SetTimer",
 ]
 
-#: What an :class:`Effect` asks of the runtime's replica data:
-#:
-#: ``copy``     send this member's data of ``partition`` to member ``to``, held there
-#:              provisionally under the migration's id (report ok once it arrived);
-#: ``install``  make the data held provisionally for ``migration`` this member's replica
-#:              data of ``partition`` (a destination's commit);
-#: ``discard``  drop the data held provisionally for ``migration`` (a destination's rollback);
-#: ``clear``    drop this member's replica data of ``partition``;
-#: ``promote``  this member's backup copy of ``partition`` becomes the owner's (no data moves);
-#: ``sync``     legacy design: send this member's data of ``partition`` to member ``to``,
-#:              which takes it as its replica data on arrival.
-EFFECT_KINDS = ("copy", "install", "discard", "clear", "promote", "sync")
+#: What an :class:`Effect` asks of the runtime's replica data (see
+#: :class:`~hzfast.protocol.kinds.EffectKind` for each).
+EFFECT_KINDS = tuple(EffectKind)
 
-#: Every protocol step a node marks.
-MARKS = (
-    "migration_started", "replica_copied", "destination_committed", "master_committed",
-    "table_published", "source_finalized", "destination_finalized", "migration_failed",
-    "promotion_committed", "completed_evicted", "tables_fetched", "recovery_published",
-    "diverged_rejected", "partial_update_rejected", "message_rejected",
-)
+#: Every protocol step a node marks (:class:`~hzfast.protocol.kinds.MarkName`).
+MARKS = tuple(MarkName)
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +69,10 @@ class Effect(Output):
     partition: int
     migration: MigrationInfo | None = None
     to: int = -1
+    #: on ``install``: whether the member holds the data as a replica afterwards (the
+    #: migration's new index is a data index, ``<= backup_count``); otherwise the install
+    #: only settles the transfer and the member drops what it held (docs/design.md §7.3(i))
+    keep: bool = True
 
 
 @dataclass(frozen=True, slots=True)

@@ -100,6 +100,5 @@ cpdef long _randint(rng, long lo, long hi) except? -1
 cpdef long _randbits(getrandbits, long lo, long hi) except? -1
 cpdef list _bits(mask)
 @cython.locals(j=Py_ssize_t)
-cpdef bint _lists_at(table, Py_ssize_t p, member, Py_ssize_t width) except -1
 cpdef _count_crash(list levels, held, first)
 cpdef _forget(list levels, mask)

@@ -496,8 +496,8 @@ class Simulation:
 
     def _evicted(self, mid: int) -> None:
         """Master ``mid`` evicted its published completed list: every member it went to
-        that is still in the master's view must have accepted it (docs/design.md §7 rule
-        6; a member that joined later got the full table instead)."""
+        that is still in the master's view must have accepted it (docs/design.md §7.6; a
+        member that joined later got the full table instead)."""
         node = self.nodes.get(mid)
         pub = self.published.pop(mid, None)
         if node is None or pub is None:
@@ -640,7 +640,7 @@ class Simulation:
         if kind == "install":
             assert x is not None
             data = self.staged[mid].pop(x.id, None)
-            if x.destination_new_index <= self.bc:
+            if e.keep:
                 if data is None:
                     self._violation(f"m{mid} commits {x} without the data")
                 else:
@@ -691,7 +691,7 @@ class Simulation:
             self._push(retry, "write", p)
             return
         node = self.nodes[owner]
-        if not node.accepts_writes(p):
+        if not node.accepts_write(p):
             self._push(retry, "write", p)
             return
         st = self.store[owner]
@@ -706,8 +706,7 @@ class Simulation:
             if drop and uniform() < drop:
                 ok = False
                 continue
-            bn = self.nodes[b]
-            if not bn.initialized or not _lists_at(bn.replicas, p, b, self.bc + 1):
+            if not self.nodes[b].accepts_backup(p, owner):
                 ok = False
                 continue
             st = self.store[b]
@@ -768,7 +767,7 @@ class Simulation:
         arranging the table changes nothing."""
         if master.data_members != tuple(self.view):
             return False
-        dense, _, members = master._dense()
+        dense, _, members = master.view_table()
         if (dense[master.replicas >= 0] < 0).any():
             return False
         target = arrange(dense, members, replica_count=dense.shape[1])
@@ -991,15 +990,6 @@ def _bits(mask: int) -> list[int]:
         out.append(low.bit_length() - 1)
         mask ^= low
     return out
-
-
-def _lists_at(table: NDArray[np.int32], p: int, member: int, width: int) -> bool:
-    """Whether row ``p`` of ``table`` holds ``member`` in one of its first ``width``
-    slots (``width`` at most the table's; read slot by slot, without a slice)."""
-    for j in range(width):
-        if table.item(p, j) == member:
-            return True
-    return False
 
 
 def _randint(rng: random.Random, lo: int, hi: int) -> int:

@@ -431,17 +431,16 @@ class ScenarioSimulation(Simulation):
         if missing:
             raise ValueError(f"case {case.name}: table gives no row for partitions {missing}")
         vers = (reps >= 0).sum(axis=1).astype(np.int32)
-        for node in self.nodes.values():
-            node.replicas = reps.copy()
-            node.versions = vers.copy()
-            node.initialized = True
-            self.last_versions[node.me] = vers.copy()
+        local = {m: reps.copy() for m in self.nodes}
         for (m, p), row in sorted(case.local.items()):
             if m not in self.nodes or p >= P:
                 raise ValueError(f"case {case.name}: local row for m{m} p{p}: no such member "
                                  f"or partition")
-            self.nodes[m].replicas[p] = -1
-            self.nodes[m].replicas[p, :len(row)] = row
+            local[m][p] = -1
+            local[m][p, :len(row)] = row
+        for m in list(self.nodes):          # every member starts from the case's table
+            self.nodes[m] = Node(m, self.config, replicas=local[m], versions=vers)
+            self.last_versions[m] = vers.copy()
 
     # -------------------------------------------------------------- logging hooks
     def _say(self, text: str) -> None:
@@ -587,7 +586,8 @@ class ScenarioSimulation(Simulation):
             self._say(f"DELAY {name} m{src}->m{dst}{about} by {act.by}")
             self._push(self.now + 1 + act.by, "msg", (src, dst, m))
             return
-        reply = _negative_reply(dst, m) if act.action == "reject" else None
+        reply = (msg.negative_reply(dst, m, "rejected by a filter")
+                 if act.action == "reject" else None)
         self._say(f"{act.action.upper()} {name} m{src}->m{dst}{about}"
                   + (f" (answered {type(reply).__name__} ok=False)" if reply else ""))
         if reply is not None:
@@ -612,25 +612,6 @@ class ScenarioSimulation(Simulation):
     def _final_checks(self) -> None:
         with self._data_view():
             super()._final_checks()
-
-
-def _negative_reply(receiver: int, m: msg.Message) -> msg.Message | None:
-    """The refusal ``receiver`` would send for ``m``, or None when there is none."""
-    if isinstance(m, msg.MigrationRequest):
-        return msg.MigrationResult(receiver, m.migration, False, "rejected by a filter")
-    if isinstance(m, msg.MigrationTransfer):
-        return msg.MigrationTransferAck(receiver, m.migration, False)
-    if isinstance(m, msg.MigrationCommit):
-        return msg.MigrationCommitResponse(receiver, m.migration, False)
-    if isinstance(m, msg.PublishCompletedMigrations):
-        return msg.PublishCompletedAck(receiver, tuple(x.id for x in m.completed), False)
-    if isinstance(m, msg.PromotionCommit):
-        return msg.PromotionCommitResponse(receiver, m.batch, False)
-    if isinstance(m, msg.PartitionStateCheck):
-        return msg.PartitionStateCheckReply(receiver, False)
-    if isinstance(m, msg.PartitionTableUpdate):
-        return msg.PartitionTableAck(receiver, False)
-    return None
 
 
 # ---------------------------------------------------------------------- the transcript

@@ -1,11 +1,9 @@
-"""The node's fast paths give what the plain rules give (docs/design.md §11, "Speed").
+"""The node's kernels give what the plain rules give (docs/design.md §11.2, §11.4).
 
-* ``Node._apply_completed`` (rule 5 with the kept-only entries skipped in C) against
-  ``Node._apply_completed_slow`` (the entry-by-entry rule) on the same node state, over
-  random completed lists that mix applicable, stale, out-of-order, malformed and ACTIVE
-  entries: same answer, table, completed dict (order included), outputs and bookkeeping.
-* ``Node._keep_current`` (the per-partition index) against its defining rule after every
-  call of whole simulated runs.
+* ``Node._apply_completed`` (§7.5 with the kept-only entries skipped in C) against the
+  entry-by-entry rule written here in plain Python, on the same node state, over random
+  completed lists that mix applicable, stale, out-of-order, malformed and ACTIVE entries:
+  same answer, table, completed dict (order included), outputs and bookkeeping.
 * The ``_scan`` kernels of the master step against their numpy rules, the simulator's
   ``advance_versions`` against its rule.
 """
@@ -31,8 +29,8 @@ from hzfast.protocol import (
     _lists,
     _scan,
 )
-from hzfast.protocol import node as node_module
-from hzfast.protocol.node import apply_to_row
+from hzfast.protocol.kinds import MarkName
+from hzfast.protocol.node import apply_to_row, migration_fits_row
 from hzfast.sim._checks import advance_versions
 
 P = 6
@@ -84,6 +82,48 @@ def _state(n: Node, out: Sequence[object]) -> tuple[object, ...]:
             sorted(n._finalizing.items()), repr(out))
 
 
+def _rule(n: Node, lst: tuple[object, ...]) -> bool:
+    """§7.5 entry by entry in plain Python: the rule ``Node._apply_completed`` runs with
+    its kernel pass (docs/design.md §11.2)."""
+    if n.is_master:
+        return True
+    if not n.initialized:
+        return False
+    ok = True
+    keep: dict[tuple[int, int], MigrationInfo] = {}
+    for x in lst:
+        if n._check_migration(x) or x.status == ACTIVE:       # type: ignore[attr-defined]
+            ok = False
+            break
+        assert isinstance(x, MigrationInfo)
+        p = x.partition
+        if n._unconfirmed.get(p) == x.id:
+            del n._unconfirmed[p]
+        cur = int(n.versions[p])
+        if x.final <= cur:
+            keep[x.id] = x
+            if x.id not in n._finalized:
+                n._finalize(x)
+            continue
+        if x.initial != cur:
+            ok = False
+            n._mark(MarkName.PARTIAL_UPDATE_REJECTED, x,
+                    detail=f"local version {cur}, migration from {x.initial}")
+            break
+        if x.status == SUCCESS:
+            if not migration_fits_row(n.replicas[p], x):
+                ok = False
+                n._mark(MarkName.PARTIAL_UPDATE_REJECTED, x,
+                        detail=f"does not fit the row at version {cur}")
+                break
+            apply_to_row(n.replicas[p], x)
+        n.versions[p] = x.final
+        keep[x.id] = x
+        n._finalize(x)
+    n._list.keep_current(keep, n.versions)
+    return ok
+
+
 @settings(max_examples=300, deadline=None)
 @given(first=_lists_of_entries(), second=_lists_of_entries(), active=st.integers(-1, P - 1),
        unconfirmed=st.integers(-1, P - 1))
@@ -101,7 +141,7 @@ def test_apply_completed_fast_equals_the_entry_by_entry_rule(
     for lst in (first, second, first):          # again: the index and the kept entries
         fast._out, slow._out = [], []
         a = _outcome(fast._apply_completed, lst)
-        b = _outcome(slow._apply_completed_slow, lst)
+        b = _outcome(lambda entries: _rule(slow, entries), lst)
         assert a == b           # the same answer, or the same exception (a final past int32)
         assert _state(fast, fast._out) == _state(slow, slow._out)
         if isinstance(a, type):
@@ -113,59 +153,6 @@ def _outcome(apply: object, lst: tuple[object, ...]) -> object:
         return apply(lst)                        # type: ignore[operator]
     except OverflowError as e:
         return type(e)
-
-
-def test_keep_current_index_follows_whole_runs(monkeypatch: pytest.MonkeyPatch) -> None:
-    # Node is an extension type (compiled, docs/design.md §11): its methods cannot be
-    # patched, so the kernel Node._keep_current calls is (the node module's binding of
-    # it), and every call's result is held to the rule over the member's previous list
-    # ``old``. The lists come in parts: the
-    # head (received last), then the retained entries, ``front`` reversed and ``back``
-    Entries = dict[tuple[int, int], MigrationInfo]
-
-    def whole(head: Entries, front: Entries, back: Entries
-              ) -> list[tuple[tuple[int, int], MigrationInfo]]:
-        return [*head.items(), *((m, front[m]) for m in reversed(front)), *back.items()]
-
-    calls = moved = chained = extending = 0
-    fast = _lists.keep_current
-    # a call's result, by its head (held, so no other dict takes its id): the next call
-    # on that member must start from it, with destination commits (Node._put_completed)
-    # only ever appended behind it
-    after: dict[int, tuple[Entries, list[tuple[int, int]]]] = {}
-
-    def checked(keep: Entries, head: Entries, front: Entries, back: Entries,
-                *rest: object) -> object:
-        nonlocal calls, moved, chained, extending
-        old = whole(head, front, back)
-        pairs = list(zip(head.items(), keep.items()))
-        if keep is not head and len(pairs) == len(head) \
-                and all(a is c and b is d for (a, b), (c, d) in pairs):
-            extending += 1                       # the kernel's shortcut: head starts keep
-        if id(head) in after:
-            ids = after.pop(id(head))[1]
-            assert [m for m, _ in old[:len(ids)]] == ids
-            chained += 1
-        want = dict(keep)
-        vl = rest[2].tolist()                    # type: ignore[attr-defined]
-        for mid, x in old:
-            if mid not in want and vl[x.partition] == x.final:
-                want[mid] = x
-        before = len(front) + len(back)
-        out = fast(keep, head, front, back, *rest)   # type: ignore[arg-type]
-        assert whole(keep, front, back) == list(want.items())
-        assert not (keep.keys() & (front.keys() | back.keys()))
-        after[id(keep)] = (keep, list(want))
-        moved += len(front) + len(back) > before
-        calls += 1
-        return out
-
-    monkeypatch.setattr(node_module, "_keep_kernel", checked)   # the node's binding of it
-    for seed in range(6):
-        r = sim.run(seed, partitions=32, entries=300, backup_count=seed % 3)
-        assert r.ok, r.summary()
-    assert calls > 100 and moved > 10 and chained > calls // 2
-    assert calls // 4 < extending < calls        # both of the kernel's ways, often
 
 
 def test_unchanged_compares_int32_vectors_only() -> None:
@@ -191,95 +178,6 @@ def test_plain_vector_is_what_the_kernels_read_in_place() -> None:
     ro = a.copy()
     ro.setflags(write=False)
     assert _lists.plain_vector(ro)                                       # read only: read
-    # a member whose versions are another vector still keeps its list (a converted copy)
-    n = _member()
-    n.versions = n.versions.astype(np.int64)
-    x = MigrationInfo((1, 1), 0, 1, 0, 1, 2, 1, 0, 1, 2, 3, SUCCESS)
-    n.versions[0] = 3
-    n._keep_current({x.id: x})
-    assert list(n.completed) == [x.id]
-    n.versions[0] = 4
-    n._keep_current({})
-    assert list(n.completed) == []
-
-
-def test_an_empty_list_after_a_version_change_still_drops_what_is_past() -> None:
-    # the skip needs the versions keep_current saw last: once a partition moved on, an
-    # empty list still drops that partition's entry that is no longer current
-    n = _member()
-    x = MigrationInfo((1, 1), 0, 1, 0, 1, 2, 1, 0, 1, 2, 3, SUCCESS)   # p0 ends at v3
-    n._keep_current({x.id: x})
-    assert list(n.completed) == [x.id] and not n._kc_recheck
-    assert n._apply_completed(()) and list(n.completed) == [x.id]      # nothing changed
-    n.versions[0] += 1                                                 # p0 moved on
-    assert n._apply_completed(()) and list(n.completed) == []
-
-
-def test_an_empty_list_skips_keep_current_only_when_it_changes_nothing(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    # every empty carried list leaves a member's list as the kernel, run on copies of the
-    # member's state, would make it; often without the call (the list's head unchanged)
-    from hzfast.sim import cluster
-    calls = skipped = 0
-
-    def joined(head: dict[object, object], front: dict[object, object],
-               back: dict[object, object]) -> list[tuple[object, object]]:
-        return [*head.items(), *((m, front[m]) for m in reversed(front)), *back.items()]
-
-    class Checked(Node):
-        def _apply_completed(self, lst: tuple[MigrationInfo, ...]) -> bool:
-            nonlocal calls, skipped
-            check = (not lst and not self.is_master and self.initialized
-                     and self._completed is self._kc_dict
-                     and len(self._completed) == self._kc_len)
-            if check:
-                head, front, back = dict(self._completed), dict(self._front), dict(self._back)
-                index = {q: set(ids) for q, ids in self._kc_index.items()}
-                recheck = _lists.keep_current({}, head, front, back, set(self._kc_recheck),
-                                              index, self.versions.copy(),
-                                              self._kc_vers.copy())
-                want = joined({}, front, back)
-                was = self._completed
-            ok: bool = super()._apply_completed(lst)
-            if check:
-                assert ok and joined(self._completed, self._front, self._back) == want
-                calls += 1
-                if self._completed is was:              # the call was skipped
-                    assert not recheck and not self._kc_recheck
-                    skipped += 1
-            return ok
-
-    monkeypatch.setattr(cluster, "Node", Checked)
-    for seed in range(6):                          # (the default shape)
-        r = sim.run(seed)
-        assert r.ok, r.summary()
-    assert calls > skipped > 1_000
-
-
-def test_completed_parts_read_as_one_list() -> None:
-    # Node.completed joins its parts (head, then _front reversed, then _back) into one
-    # dict in that order, keeps the index valid, and the setter starts a single part;
-    # _put_completed appends a new id at the end and replaces a known one where it is
-    n = _member()
-
-    def info(seq: int, p: int) -> MigrationInfo:
-        return MigrationInfo((1, seq), p, 1, 0, -1, 3, -1, 0, 1, 1, 2, SUCCESS)
-
-    a, b, c, d, e = (info(i, i) for i in range(1, 6))
-    n._completed, n._front, n._back = {a.id: a}, {c.id: c, b.id: b}, {d.id: d}
-    n._put_completed(e)                          # new: behind everything
-    b2 = info(2, 1)
-    n._put_completed(b2)                         # known (in _front): replaced in place
-    n._kc_dict, n._kc_len = n._completed, 1
-    joined = n.completed
-    assert list(joined.items()) == [(a.id, a), (b.id, b2), (c.id, c), (d.id, d), (e.id, e)]
-    assert n._front == {} and n._back == {} and n.completed is joined
-    assert n._kc_dict is joined and n._kc_len == 5
-    n._put_completed(info(6, 0))                 # one part: straight into it
-    assert list(n._completed)[-1] == (1, 6) and n._back == {}
-    n._front = {a.id: a}
-    n.completed = {b.id: b}
-    assert list(n.completed.items()) == [(b.id, b)] and n._front == {}
 
 
 def test_attention_never_raises_on_malformed_entries() -> None:
@@ -795,13 +693,13 @@ def test_the_master_drives_its_executor_kernel_only_with_rows_of_the_plan() -> N
         with pytest.raises((ValueError, IndexError)):
             n._start(bad)
         with pytest.raises(ValueError, match="outside the plan"):
-            node_module._finished(run, bad, True)
+            run.finished(bad, True)
     (row, *_), = run.inflight.values()
     with pytest.raises(ValueError, match="cannot start"):   # in flight already: refused
         n._start(row)
-    node_module._finished(run, row, True)
+    run.finished(row, True)
     with pytest.raises(ValueError, match="cannot finish"):  # finished already: refused
-        node_module._finished(run, row, True)
+        run.finished(row, True)
 
 
 def test_events_past_the_queues_time_range_never_run() -> None:

@@ -387,3 +387,97 @@ def test_a_migration_request_carries_only_its_partitions_completed_migrations(se
     assert r.converged and not r.violations and r.entries_lost == 0
     # the rule was exercised: requests carried entries, and left others out
     assert seen["requests"] > 20 and seen["carried"] > 0 and seen["filtered"] > 0, seen
+
+
+def test_the_designs_phase_tables_are_the_codes() -> None:
+    # docs/design.md §7.0 states which messages each phase takes and where each phase
+    # moves; the node's ACCEPTS and MOVES tables are the same tables
+    import re
+    from pathlib import Path
+
+    from hzfast.protocol import Phase, messages
+    from hzfast.protocol.node import ACCEPTS, MOVES
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "design.md").read_text()
+    sec = text[text.index("### §7.0"):text.index("### §7.1")]
+    rows = [[c.strip() for c in line.strip("|").split("|")]
+            for line in sec.splitlines() if line.startswith("| ") and "---" not in line]
+    moves = {r[0]: r[2] for r in rows if len(r) == 3 and r[0] in {p.value for p in Phase}}
+    assert {Phase(k): frozenset(Phase(w.strip())
+                                for w in re.sub(r"\([^)]*\)", "", v).split(","))
+            for k, v in moves.items()} == MOVES
+    taken = {r[0]: r[1] for r in rows if len(r) == 2 and r[0] != "message"}
+    everywhere = frozenset(Phase)
+    for t, phases in ACCEPTS.items():
+        doc = taken.get(t.__name__, taken["every other message"])
+        want = frozenset() if doc.startswith("(none") else (
+            everywhere if doc == "every phase" else frozenset(Phase(w) for w in doc.split(", ")))
+        assert phases == want, t.__name__
+    assert set(ACCEPTS) == {getattr(messages, n) for n in messages.__all__
+                            if isinstance(getattr(messages, n), type)
+                            and issubclass(getattr(messages, n), messages.Message)
+                            and n != "Message"}
+
+
+def test_a_late_answer_is_dropped_and_counted_not_handled() -> None:
+    # a follower takes no answer to a master's work: dropped in one place, counted
+    from hzfast.protocol import messages as msg
+    n = Node(2, Config(partition_count=4, backup_count=1))
+    n.handle(MembershipChanged((1, 2)), 0)
+    x = MigrationInfo((1, 1), 0, 1, 0, -1, 2, -1, 0, 1, 1, 3)
+    out = n.handle(MessageReceived(1, msg.MigrationResult(1, x, True)), 1)
+    assert out == [] and n.dropped == 1
+    out = n.handle(MessageReceived(1, msg.PartitionStateCheck(1, n.stamp)), 2)
+    assert out and n.dropped == 1                 # a member's message: taken
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.permutations(list(range(1, 8))), st.integers(0, 7), st.integers(1, 8),
+       st.integers(0, 6), st.integers(1, 8))
+def test_accepts_backup_is_a_data_slot_of_the_row_and_another_sender(
+        order: list[int], filled: int, me: int, bc: int, sender: int) -> None:
+    # §7.11(b): a member applies a backup iff its row lists it at a data slot 0..bc and
+    # the write comes from another member
+    reps = np.full((3, 7), -1, dtype=np.int32)
+    reps[1, :filled] = order[:filled]
+    n = Node(me, Config(partition_count=3, backup_count=bc), replicas=reps,
+             versions=np.full(3, 5, np.int32))
+    want = me in reps[1, :bc + 1].tolist() and sender != me
+    assert n.accepts_backup(1, sender) == want
+    assert not Node(me, Config(partition_count=3, backup_count=bc)).accepts_backup(1, sender)
+
+
+def test_a_node_starts_from_a_given_table_or_says_what_is_wrong() -> None:
+    reps = np.full((2, 7), -1, dtype=np.int32)
+    reps[:, :2] = [[1, 2], [2, 1]]
+    vers = np.array([2, 2], np.int32)
+    n = Node(1, Config(partition_count=2), replicas=reps, versions=vers)
+    reps[0, 0] = 5                                   # copied: the caller's arrays stay theirs
+    assert n.initialized and n.replicas[0, 0] == 1 and n.versions.tolist() == [2, 2]
+    with pytest.raises(ValueError, match="replicas must be an int32 ndarray of shape"):
+        Node(1, Config(partition_count=2), replicas=reps.astype(np.int64), versions=vers)
+    with pytest.raises(ValueError, match="versions must be"):
+        Node(1, Config(partition_count=2), replicas=reps)
+    reps[1, :2] = [2, 2]                              # a member twice
+    with pytest.raises(ValueError, match="a member twice"):
+        Node(1, Config(partition_count=2), replicas=reps, versions=vers)
+
+
+def test_an_install_says_whether_the_data_stays() -> None:
+    # §7.11(c): Effect.keep on an install is ``dni <= backup_count``
+    from hzfast.protocol import Effect, EffectKind
+    seen = {True: 0, False: 0}
+    reps = np.full((4, 7), -1, dtype=np.int32)
+    reps[:, :2] = [1, 2]
+    for dni, keep in ((0, True), (1, True), (2, False)):
+        x = MigrationInfo((1, dni + 1), 0, -1, -1, -1, 3, -1, dni, 1, 2, 3,
+                          MigrationStatus.SUCCESS)
+        n = Node(3, Config(partition_count=4, backup_count=1), replicas=reps,
+                 versions=np.full(4, 2, np.int32))
+        n.handle(MembershipChanged((1, 2, 3)), 0)
+        n.active[0] = x
+        n._finalize(x)
+        (e,) = [o for o in n._out if isinstance(o, Effect)]
+        assert e.kind is EffectKind.INSTALL and e.keep is keep
+        seen[keep] += 1
+    assert seen == {True: 2, False: 1}

@@ -321,22 +321,6 @@ def test_bits_lists_every_set_bit_lowest_first() -> None:
     assert _bits((1 << 1000) - 1) == list(range(1000))
 
 
-@settings(max_examples=200, deadline=None)
-@given(st.lists(st.lists(st.integers(-1, 5), min_size=7, max_size=7), min_size=1, max_size=5),
-       st.data())
-def test_lists_at_reads_a_rows_first_slots_as_the_slice_does(
-        rows: list[list[int]], data: st.DataObject) -> None:
-    # a write's backup check reads the slots one by one instead of slicing the row
-    import numpy as np
-
-    from hzfast.sim.cluster import _lists_at
-    table = np.array(rows, dtype=np.int32)
-    p = data.draw(st.integers(0, len(rows) - 1))
-    member = data.draw(st.integers(-1, 6))
-    width = data.draw(st.integers(0, 7))
-    assert _lists_at(table, p, member, width) == (member in table[p, :width].tolist())
-
-
 @pytest.mark.parametrize("partitions, entries", [(3, 1_000), (271, 10_000), (1, 70)])
 def test_the_data_masks_cover_each_partitions_keys(partitions: int, entries: int) -> None:
     # replica data are bit masks over each partition's keys (docs/design.md §12); a
