@@ -273,6 +273,8 @@ def cmd_cluster_up(args: argparse.Namespace) -> int:
     finally:
         cluster.stop_all()
         if not detached:                         # (its own temporary folder)
+            with contextlib.suppress(OSError):   # the secret goes with the cluster
+                os.remove(cluster.secret_file)
             if args.keep_logs:
                 print(f"member logs kept in {cluster.log_dir}", file=sys.stderr)
             else:
@@ -329,6 +331,11 @@ def cmd_cluster_down(args: argparse.Namespace) -> int:
                 os.kill(int(m["pid"]), signal.SIGKILL)
     os.remove(args.state_file)
     logs = state.get("log_dir")
+    secret = state.get("secret_file")
+    if isinstance(logs, str) and isinstance(secret, str) and logs \
+            and secret == os.path.join(logs, "secret"):
+        with contextlib.suppress(OSError):       # the generated secret goes with the cluster
+            os.remove(secret)
     if state.get("remove_log_dir") is True and isinstance(logs, str) and logs \
             and not args.keep_logs and remove_logs(logs):
         print(f"stopped {stopped} member processes; removed their logs ({logs})")
