@@ -25,16 +25,18 @@ import hmac
 import ipaddress
 import os
 import secrets
+import socket
 import ssl
 import stat
+import struct
 from typing import Any
 
 import msgpack
 
 from hzfast.node import wire
 
-__all__ = ["ROLES", "AuthError", "accept", "client_ssl", "generate_secret", "is_loopback",
-           "load_secret", "offer", "server_ssl"]
+__all__ = ["ROLES", "AuthError", "accept", "client_ssl", "connect_socket", "generate_secret",
+           "is_loopback", "load_secret", "offer", "server_ssl"]
 
 ROLES = ("peer", "client")
 _LABEL_LISTENER = b"hzfast-auth-v1 listener"
@@ -202,3 +204,57 @@ async def accept(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, *, 
                                           n_listen)):
         raise AuthError("auth_failed", "wrong proof of the cluster secret")
     return role, member
+
+
+def _recv_frame(sock: socket.socket, limit: int) -> list[Any] | None:
+    buf = b""
+    need = 4
+    for _ in range(2):                       # the length prefix, then the body
+        while len(buf) < need:               # bounded: each recv has the socket's timeout
+            chunk = sock.recv(need - len(buf))
+            if not chunk:
+                return None
+            buf += chunk
+        if need == 4:
+            (n,) = struct.unpack(">I", buf)
+            if not 1 <= n <= limit:
+                raise wire.WireError(f"frame: length {n} outside 1..{limit}")
+            need = 4 + n
+    return wire.unpack(buf[4:])
+
+
+def connect_socket(address: tuple[str, int], *, secret: bytes = b"",
+                   cluster_name: str = "hzfast", role: str = "client", member: int = -1,
+                   timeout: float = 10.0, ssl_context: ssl.SSLContext | None = None
+                   ) -> socket.socket:
+    """A blocking socket to a member, authenticated (tools, tests, debugging): frames
+    written to it after this are read as a ``role`` connection's.
+
+    Raises
+    ------
+    AuthError
+        The member refused the handshake, or did not prove the secret.
+    OSError
+        No connection.
+    """
+    sock = socket.create_connection(address, timeout=timeout)
+    try:
+        if ssl_context is not None:
+            sock = ssl_context.wrap_socket(sock)
+        n_open = secrets.token_bytes(32)
+        sock.sendall(wire.frame("auth", cluster_name, role, member, n_open))
+        obj = _recv_frame(sock, wire.CONTROL_FRAME)
+        if obj is None:
+            raise AuthError("bad_handshake", "the member closed the connection")
+        f = wire.parse(obj)
+        if f[0] == "error":
+            raise AuthError(str(f[2]), str(f[3]))
+        if f[0] != "challenge" or not hmac.compare_digest(
+                f[2], _mac(secret, _LABEL_LISTENER, cluster_name, role, member, n_open, f[1])):
+            raise AuthError("auth_failed", "the member did not prove the cluster secret")
+        sock.sendall(wire.frame("proof", _mac(secret, _LABEL_OPENER, cluster_name, role,
+                                              member, n_open, f[1])))
+    except BaseException:
+        sock.close()
+        raise
+    return sock

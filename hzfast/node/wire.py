@@ -166,6 +166,7 @@ async def read_frame(reader: asyncio.StreamReader, max_frame: int = MAX_FRAME,
     (n,) = _LEN.unpack(head)
     if n == 0 or n > max_frame:
         raise WireError(f"frame: length {n} outside 1..{max_frame}")
+    first = b""
     try:
         if limits is None:
             body = await reader.readexactly(n)
@@ -173,15 +174,20 @@ async def read_frame(reader: asyncio.StreamReader, max_frame: int = MAX_FRAME,
             first = await reader.readexactly(min(n, 40))
             tag = _peek_tag(first)
             if tag is None:
-                raise WireError("frame: not an array led by a tag")
+                if n > len(first):
+                    raise WireError("frame: not an array led by a short tag")
+                tag = unpack(first)[0]          # says what is wrong, or finds the tag
             cap = limits.get(tag)
             if cap is None:
                 raise WireError(f"frame: tag {tag!r} is not accepted here")
             if n > cap:
                 raise WireError(f"{tag}: length {n} outside 1..{cap}")
-            body = first + await reader.readexactly(n - len(first)) if n > len(first) else first
+            body = first
+            if n > len(first):
+                body = first + await reader.readexactly(n - len(first))
     except asyncio.IncompleteReadError as exc:
-        raise WireError(f"frame: truncated ({len(exc.partial)} of {n} bytes)") from None
+        got = len(first) + len(exc.partial)
+        raise WireError(f"frame: truncated ({got} of {n} bytes)") from None
     return unpack(body)
 
 

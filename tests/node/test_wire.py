@@ -200,13 +200,15 @@ def test_schema_kinds_are_known():
 
 # ---------------------------------------------------------------------------- frames
 VALID_FRAMES: dict[str, list[Any]] = {
-    "hello": [3],
+    "auth": ["hzfast", "peer", 3, b"n" * 32],
+    "challenge": [b"n" * 32, b"m" * 32],
+    "proof": [b"m" * 32],
     "msg": [wire.encode_message(msg.MigrationCommit(1, MIGS[0]))],
     "hb": [3, 12],
     "members": [4, 9, [[1, "127.0.0.1", 5701], [5, "host-b", 0], [8, "::1", 65535]]],
     "chunk": [7, "stage", 1, 4, 30, [["k1", b"v1"], ["", b""]], 0, True],
     "chunk_ack": [7, False],
-    "backup": [11, 0, [["key", b"\x00\xff"]]],
+    "backup": [11, 0, 4, [["key", b"\x00\xff"]]],
     "backup_ack": [11, True],
     "join": [1, "127.0.0.1", 5702, {"partitions": 31, "backups": 1}],
     "put": [2, 10_000_000, [["a", b"1"], ["b", b""]]],
@@ -219,7 +221,8 @@ VALID_FRAMES: dict[str, list[Any]] = {
 
 # per field kind: a value of the wrong type (None where any value is fine)
 _WRONG: dict[str, Any] = {"int": "3", "id": 3.0, "partition": True, "bool": 1, "str": b"s",
-                          "entries": {"k": b"v"}, "keys": "k", "members": 5, "any": None}
+                          "entries": {"k": b"v"}, "keys": "k", "members": 5, "any": None,
+                          "b32": b"n" * 31, "name": "x" * 256, "id?": -2}
 
 
 def test_every_tag_has_a_valid_example():
@@ -373,10 +376,12 @@ def test_table_of_another_cluster_shape_is_refused():
     ("put", [1, 10_000_001, []], "put.1: 10000001 outside"),
     ("put", [2**63, 0, []], "put.0: 9223372036854775808 outside"),
     ("get", [1, 0, ["a", None]], r"get.2\[1\]: a key must be a string, got NoneType"),
-    ("backup", [1, 0, [["k", None]]], r"backup.2\[0\]: a value must be bytes"),
+    ("backup", [1, 0, 0, [["k", None]]], r"backup.3\[0\]: a value must be bytes"),
     ("chunk", [1, "stage", 1, 2, 3, [], 0, 1], "chunk.7: expected a bool, got int"),
-    ("hello", [-1], "hello.0: -1 outside"),
-    ("hello", [2**31 - 1], "hello.0: 2147483647 outside"),
+    ("auth", ["c", "peer", -2, b"n" * 32], "auth.2: -2 outside"),
+    ("auth", ["c", "peer", 2**31 - 1, b"n" * 32], "auth.2: 2147483647 outside"),
+    ("auth", ["c", "peer", 1, b"n" * 33], "auth.3: expected 32 bytes, got 33"),
+    ("challenge", [b"n" * 32, "m" * 32], "challenge.1: expected 32 bytes, got str"),
     ("hb", [1, "1"], "hb.1: expected an int, got str"),
     ("members", [1, 2, [[1, "a", 1], [1, "b", 2]]], "members.2: a member id repeats"),
     ("members", [1, 2, [[1, "a", 1], [2, "b", 2], [2, "c", 3]]], "members.2: a member id"),
