@@ -250,6 +250,7 @@ class Member:
         self.exit_reason = ""
         self._conns: dict[asyncio.StreamWriter, list[float]] = {}   # [opened, last frame, authed]
         self._transfer_from: dict[tuple[int, int], int] = {}
+        self._staged_at: dict[tuple[tuple[int, int], int], float] = {}   # (id, sender) -> first chunk
         self._peer_limits = wire.caps(settings.max_frame, wire.PEER_TAGS)
         self._client_limits = wire.caps(settings.max_frame, wire.CLIENT_TAGS)
         self._server_ssl: ssl.SSLContext | None = None
@@ -319,6 +320,24 @@ class Member:
                     continue
                 self._conns.pop(w, None)
                 w.transport.abort()
+            self._drop_unclaimed(now)
+
+    def _drop_unclaimed(self, now: float) -> None:
+        """Drop data staged longer than twice the protocol's timeout for a migration this
+        member does not run (a real copy is claimed by its transfer well before)."""
+        limit = 2 * self.settings.timeout_ms / 1000
+        node = self.node
+        for key, t in list(self._staged_at.items()):
+            mid, sender = key
+            if mid not in self.store.staged:
+                del self._staged_at[key]
+            elif now - t > limit:
+                p = next((q for q, x in (node.active.items() if node else ()) if x.id == mid), -1)
+                if p < 0:
+                    del self._staged_at[key]
+                    q = self.store.drop_staged(mid, sender)
+                    self._refuse("chunks", sender, q, f"staged for {mid}, a migration this "
+                                                      f"member does not run; dropped")
 
     async def wait_stopped(self) -> str:
         """Wait until the member stops; the reason."""
@@ -527,7 +546,7 @@ class Member:
             source = self._transfer_from.pop(x.id, -1)
             others = [m for m in st.staged.get(x.id, {}) if m != source]
             if others:           # staged under this id by a member that did not send it
-                self._refuse("chunk", others[0], p, f"{len(others)} sender(s) staged "
+                self._refuse("chunks", others[0], p, f"{len(others)} sender(s) staged "
                              f"{x.id} besides its source {source}; dropped")
             if not st.install(x.id, p, keep=x.destination_new_index <= self.config.backup_count,
                               source=source):
@@ -582,9 +601,17 @@ class Member:
                              writer: asyncio.StreamWriter) -> None:
         s = self.settings
         if len(self._conns) >= s.max_connections:
+            # make room by closing the oldest connection that has not authenticated (a
+            # handshake takes one round trip: an outsider holding connections open loses
+            # them first); with every connection authenticated, refuse this one
             self.stats["connections_over_limit"] += 1
-            writer.transport.abort()
-            return
+            pending = [(st[0], w) for w, st in self._conns.items() if not st[2]]
+            if not pending:
+                writer.transport.abort()
+                return
+            old = min(pending, key=lambda x: x[0])[1]
+            self._conns.pop(old, None)
+            old.transport.abort()
         now = time.monotonic()
         state = self._conns[writer] = [now, now, 0.0]
         sender = -1
@@ -660,10 +687,11 @@ class Member:
                 raise wire.WireError(f"{tag}: not a member-to-member frame")
 
     def _refuse(self, what: str, sender: int, p: int, why: str) -> None:
-        """Count and note a data or membership frame that fails its check."""
+        """Count (``stats[what + "_refused"]``) and note a data or membership frame that
+        fails its check."""
         self.stats[f"{what}_refused"] += 1
         self.recent.append(f"{self.now()} ms {what} from {sender} p{p} refused: {why}")
-        log.warning("member %d refuses a %s frame from member %d (partition %d): %s",
+        log.warning("member %d refuses %s from member %d (partition %d): %s",
                     self.me, what, sender, p, why)
 
     def _chunk_refusal(self, sender: int, known: bool, mode: str, mid: tuple[int, int],
@@ -705,10 +733,12 @@ class Member:
             if not self.store.stage((id0, id1), entries, first=seq == 0, sender=sender,
                                     partition=p):
                 why = "the migration was staged for another partition"
+            elif seq == 0:
+                self._staged_at[((id0, id1), sender)] = time.monotonic()
         elif not why:
             self.store.put(p, entries)
         if why:
-            self._refuse("chunk", sender, p, why)
+            self._refuse("chunks", sender, p, why)
         else:
             self.stats["bytes_received"] += sum(len(v) for _, v in entries)
         if last or why:
@@ -735,8 +765,7 @@ class Member:
         elif node.versions.item(p) != version:
             why = f"partition version {version}, here {node.versions.item(p)}"
         if why:
-            self.stats["backups_refused"] += 1
-            self._refuse("backup", sender, p, why)
+            self._refuse("backups", sender, p, why)
         else:
             self.store.put(p, entries)
         peer = self.peers.get(sender)

@@ -79,6 +79,14 @@ class Store:
         self.put(partition, got[1].items())
         return True
 
+    def drop_staged(self, migration: MigrationId, sender: int) -> int:
+        """Drop what ``sender`` staged for ``migration``; its partition (-1: nothing)."""
+        by = self.staged.get(migration)
+        got = by.pop(sender, None) if by is not None else None
+        if by is not None and not by:
+            del self.staged[migration]
+        return got[0] if got is not None else -1
+
     def discard(self, migration: MigrationId) -> None:
         """A destination's rollback: drop what was staged."""
         self.staged.pop(migration, None)
