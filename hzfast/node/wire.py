@@ -12,6 +12,7 @@ an :class:`asyncio.StreamReader`.
 from __future__ import annotations
 
 import asyncio
+import gc
 import struct
 from collections.abc import Callable
 from typing import Any
@@ -94,6 +95,9 @@ def unpack(body: bytes) -> list[Any]:
             raise _TooMany
         return x
 
+    collecting = gc.isenabled()
+    if collecting:      # the collector would walk the new lists again and again: no cycles here
+        gc.disable()
     try:
         obj = msgpack.unpackb(body, raw=False, strict_map_key=True, use_list=True,
                               max_bin_len=n, max_str_len=n, max_array_len=n, max_map_len=n,
@@ -102,6 +106,9 @@ def unpack(body: bytes) -> list[Any]:
         raise WireError(f"frame: more than {n // 4 + 2} arrays and maps in {n} bytes") from None
     except (ValueError, TypeError, RecursionError, msgpack.UnpackException) as exc:
         raise WireError(f"frame: not msgpack ({type(exc).__name__})") from None
+    finally:
+        if collecting:
+            gc.enable()
     if not isinstance(obj, list) or not obj or not isinstance(obj[0], str):
         raise WireError("frame: not an array led by a tag")
     return obj
@@ -118,28 +125,27 @@ def caps(data: int, tags: tuple[str, ...] | frozenset[str] | None = None) -> dic
     return out
 
 
-def _peek_tag(head: bytes) -> str | None:
-    """The tag a frame body starts with (a fixarray or array 16/32, then a fixstr)."""
-    i = 0
+async def _read_tag(reader: asyncio.StreamReader, n: int) -> tuple[bytes, str | None]:
+    """The first bytes of an ``n``-byte body, through its tag if it is a short string
+    after an array header (what every frame starts with): (bytes read, tag or None)."""
+    head = await reader.readexactly(min(n, 2))
     b = head[0]
-    if 0x91 <= b <= 0x9f:
-        i = 1
-    elif b == 0xdc:
-        i = 3
-    elif b == 0xdd:
-        i = 5
-    else:
-        return None
-    if len(head) <= i or not 0xa0 <= head[i] <= 0xbf:
-        return None
-    n = head[i] - 0xa0
-    raw = head[i + 1:i + 1 + n]
-    if len(raw) != n:
-        return None
+    i = 1 if 0x91 <= b <= 0x9f else 3 if b == 0xdc else 5 if b == 0xdd else 0
+    if not i or n < i + 1:
+        return head, None
+    if len(head) < i + 1:
+        head += await reader.readexactly(i + 1 - len(head))
+    if not 0xa0 <= head[i] <= 0xbf:
+        return head, None
+    end = i + 1 + head[i] - 0xa0
+    if end > n:
+        return head, None
+    if len(head) < end:
+        head += await reader.readexactly(end - len(head))
     try:
-        return raw.decode()
+        return head, head[i + 1:end].decode()
     except UnicodeDecodeError:
-        return None
+        return head, None
 
 
 async def read_frame(reader: asyncio.StreamReader, max_frame: int = MAX_FRAME,
@@ -171,17 +177,17 @@ async def read_frame(reader: asyncio.StreamReader, max_frame: int = MAX_FRAME,
         if limits is None:
             body = await reader.readexactly(n)
         else:
-            first = await reader.readexactly(min(n, 40))
-            tag = _peek_tag(first)
+            first, tag = await _read_tag(reader, n)
             if tag is None:
-                if n > len(first):
+                if n > 64:
                     raise WireError("frame: not an array led by a short tag")
+                first += await reader.readexactly(n - len(first))
                 tag = unpack(first)[0]          # says what is wrong, or finds the tag
             cap = limits.get(tag)
             if cap is None:
                 raise WireError(f"frame: tag {tag!r} is not accepted here")
             if n > cap:
-                raise WireError(f"{tag}: length {n} outside 1..{cap}")
+                raise WireError(f"{tag[:40]}: length {n} outside 1..{cap}")
             body = first
             if n > len(first):
                 body = first + await reader.readexactly(n - len(first))

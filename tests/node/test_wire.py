@@ -467,14 +467,16 @@ def test_one_changed_value_is_decoded_as_said_or_refused(m, data):
 
 
 # ---------------------------------------------------------------------------- read_frame
-def _read_all(data: bytes, max_frame: int = wire.MAX_FRAME) -> list[Any]:
+def _read_all(data: bytes, max_frame: int = wire.MAX_FRAME,
+              limits: dict[str, int] | None = None, eof: bool = True) -> list[Any]:
     async def go() -> list[Any]:
         reader = asyncio.StreamReader()
         reader.feed_data(data)
-        reader.feed_eof()
+        if eof:
+            reader.feed_eof()
         out = []
         for _ in range(len(data) + 1):       # a frame takes at least 5 bytes
-            f = await wire.read_frame(reader, max_frame)
+            f = await asyncio.wait_for(wire.read_frame(reader, max_frame, limits), 5.0)
             if f is None:
                 return out
             out.append(f)
@@ -541,3 +543,66 @@ def test_read_frame_on_any_stream_raises_only_wire_error(pieces, tail):
         return
     for f in frames:
         assert isinstance(f, list) and isinstance(f[0], str)
+
+
+# ---------------------------------------------------------------------------- limits by tag
+PEER = wire.caps(1 << 20, wire.PEER_TAGS)
+CLIENT = wire.caps(1 << 20, wire.CLIENT_TAGS)
+
+
+def test_caps_by_kind():
+    assert PEER == {"msg": 1 << 20, "chunk": 1 << 20, "backup": 1 << 20,
+                    "hb": wire.CONTROL_FRAME, "chunk_ack": wire.CONTROL_FRAME,
+                    "backup_ack": wire.CONTROL_FRAME, "members": wire.MEMBERS_FRAME}
+    assert wire.caps(5, wire.AUTH_TAGS) == dict.fromkeys(wire.AUTH_TAGS, wire.AUTH_FRAME)
+    assert set(wire.caps(5)) == set(wire.FRAMES)
+    assert set(wire.PEER_TAGS) | set(wire.CLIENT_TAGS) | set(wire.AUTH_TAGS) \
+        | {"ok", "error"} == set(wire.FRAMES)
+
+
+def test_a_frame_over_its_tags_cap_is_refused_before_its_body_arrives():
+    # a control frame announcing 100 KB: refused from its first bytes, the rest never
+    # arrives (no end of stream either: read_frame must not wait for it)
+    hb = wire.frame("hb", 1, 2)
+    head = struct.pack(">I", 100_000) + hb[4:]
+    with pytest.raises(WireError, match=rf"^hb: length 100000 outside 1\.\.{wire.CONTROL_FRAME}$"):
+        _read_all(head, 1 << 20, PEER, eof=False)
+    assert _read_all(hb + wire.frame("chunk_ack", 3, True), 1 << 20, PEER) == [
+        ["hb", 1, 2], ["chunk_ack", 3, True]]
+    big = wire.frame("backup", 1, 0, 0, [["k", b"x" * 200_000]])
+    assert _read_all(big, 1 << 20, PEER)[0][0] == "backup"
+
+
+@pytest.mark.parametrize(("data", "limits", "where"), [
+    (wire.frame("put", 1, 0, []), PEER, "tag 'put' is not accepted here"),
+    (wire.frame("hb", 1, 2), CLIENT, "tag 'hb' is not accepted here"),
+    (wire.frame("hello", 1), CLIENT, "tag 'hello' is not accepted here"),
+    (wire.frame("status", 1), wire.caps(9, wire.AUTH_TAGS), "tag 'status' is not accepted"),
+    (struct.pack(">I", 2000) + b"\xc1" * 2000, PEER, "not an array led by a short tag"),
+    (struct.pack(">I", 2) + b"\x91\xc3", PEER, "not an array led by a tag"),
+])
+def test_a_tag_not_accepted_on_a_connection_is_refused(data, limits, where):
+    with pytest.raises(WireError, match=where):
+        _read_all(data, 1 << 20, limits, eof=False)
+
+
+def test_a_tag_msgpack_encodes_otherwise_is_still_found():
+    body = b"\x92\xd9\x06status\x07"            # the tag as a str 8, not a fixstr
+    assert _read_all(struct.pack(">I", len(body)) + body, 1 << 20, CLIENT) == [["status", 7]]
+
+
+def test_decoding_cannot_amplify_memory():
+    """At most one array or map per 4 bytes of a body: a body of empty arrays (the
+    issue's bomb) is refused; the densest real frame, [key, value] entries, passes."""
+    n = 1 << 20
+    bomb = msgpack.packb(["put", 1, 0, []])[:-1] + b"\xdd" + struct.pack(">I", n) + b"\x90" * n
+    with pytest.raises(WireError, match=r"^frame: more than \d+ arrays and maps in \d+ bytes$"):
+        wire.unpack(bomb)
+    nested = b"\x91" * 100 + b"\xc0"                # 100 arrays in 101 bytes
+    with pytest.raises(WireError, match="arrays and maps"):
+        wire.unpack(b"\x92\xa2hb" + nested)
+    dense = wire.frame("put", 1, 0, [["", b""]] * 50_000)[4:]
+    assert len(wire.unpack(dense)[3]) == 50_000
+    maps = msgpack.packb(["ok", 1, [{}] * 1000])
+    with pytest.raises(WireError, match="arrays and maps"):
+        wire.unpack(maps)
