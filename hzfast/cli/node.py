@@ -256,15 +256,21 @@ def cmd_cluster_up(args: argparse.Namespace) -> int:
                            "remove_log_dir": not args.keep_logs,
                            "secret_file": cluster.secret_file,
                            "cluster_name": cluster.cluster_name}, f, indent=2)
-            emit(args, {"members": members, "state_file": args.state_file},
+            emit(args, {"members": members, "state_file": args.state_file,
+                        "secret_file": cluster.secret_file},
                  lambda con, d: con.print(
                      f"{len(members)} members up (logs in {cluster.log_dir}); "
-                     f"state in {args.state_file}; `hzfast cluster down` stops them"))
+                     f"state in {args.state_file}; secret in {cluster.secret_file}; "
+                     f"`hzfast cluster down` stops them"))
             cluster.procs = []                     # detached: not ours to stop any more
             detached = True
             return 0
         if args.json:
-            emit(args, {"members": members}, lambda con, d: None)
+            emit(args, {"members": members, "secret_file": cluster.secret_file},
+                 lambda con, d: None)
+        else:
+            print(f"cluster secret in {cluster.secret_file} (hzfast node --secret-file)",
+                  file=sys.stderr)
         addrs = [p.address for p in cluster.procs]
         asyncio.run(_live(addrs, 1e9, once=args.json, options=cluster.client_options()))
         return 0
