@@ -107,8 +107,9 @@ def is_loopback(host: str) -> bool:
 # ---------------------------------------------------------------------------- TLS
 def server_ssl(cert: str, key: str, ca: str = "") -> ssl.SSLContext:
     """A member's listening context: its certificate; with ``ca``, every connecting side
-    must present a certificate that ``ca`` signed (mutual authentication)."""
-    ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    must present a certificate that ``ca`` signed (mutual authentication). The system's
+    CAs are never trusted."""
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)      # no system CAs: ``ca`` alone decides
     ctx.minimum_version = ssl.TLSVersion.TLSv1_2
     ctx.load_cert_chain(cert, key)
     if ca:
@@ -120,8 +121,9 @@ def server_ssl(cert: str, key: str, ca: str = "") -> ssl.SSLContext:
 def client_ssl(cert: str = "", key: str = "", ca: str = "") -> ssl.SSLContext:
     """A connecting side's context: it checks the member's certificate against ``ca``
     (without ``ca``: encryption only, no check) and presents ``cert`` when given. Host
-    names are not checked: the CA identifies the cluster."""
-    ctx = ssl.create_default_context(ssl.Purpose.SERVER_AUTH)
+    names are not checked: the CA identifies the cluster, and the system's CAs are never
+    trusted."""
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)      # no system CAs: ``ca`` alone decides
     ctx.minimum_version = ssl.TLSVersion.TLSv1_2
     ctx.check_hostname = False
     if ca:

@@ -46,7 +46,7 @@ log = logging.getLogger("hzfast.node")
 MemberEntry = tuple[int, str, int]          # (member id, host, port)
 _CHUNK_FIELDS = 64                          # a chunk frame's bytes besides its entries
 _HEADROOM = 64 << 10                        # a data frame's allowance over a chunk
-_STREAM_LIMIT = 32 << 10                    # a connection's read buffer pauses past twice this
+_STREAM_LIMIT = 64 << 10                    # a connection's read buffer pauses past twice this
 
 
 @dataclass(frozen=True)
@@ -707,13 +707,13 @@ class Member:
         node = self.node
         if not known:
             return "not a member"
-        if node is None or not node.initialized:
-            return "no partition table yet"
         if p >= self.config.partition_count:
             return "no such partition"
         legacy = self.config.design == "legacy"
-        if mode == "stage":
+        if mode == "stage":       # (a newcomer stages its first copies before its table)
             return "" if not legacy and mid != (-1, -1) else "no staged copies in this design"
+        if node is None or not node.initialized:
+            return "no partition table yet"
         if mode != "merge":
             return f"unknown mode {mode[:20]!r}"
         if not legacy:
