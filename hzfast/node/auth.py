@@ -41,7 +41,7 @@ __all__ = ["ROLES", "AuthError", "accept", "client_ssl", "connect_socket", "gene
 ROLES = ("peer", "client")
 _LABEL_LISTENER = b"hzfast-auth-v1 listener"
 _LABEL_OPENER = b"hzfast-auth-v1 opener"
-_AUTH_LIMITS = wire.caps(wire.AUTH_FRAME, wire.AUTH_TAGS)
+_AUTH_READ = wire.caps(wire.AUTH_FRAME, (*wire.AUTH_TAGS, "error"))
 
 
 class AuthError(ConnectionError):
@@ -143,7 +143,7 @@ def _mac(secret: bytes, label: bytes, name: str, role: str, member: int, n_open:
 
 
 async def _read(reader: asyncio.StreamReader, tag: str) -> tuple[Any, ...]:
-    obj = await wire.read_frame(reader, wire.AUTH_FRAME, _AUTH_LIMITS | {"error": 1024})
+    obj = await wire.read_frame(reader, wire.AUTH_FRAME, _AUTH_READ)
     if obj is None:
         raise AuthError("bad_handshake", "the connection closed during the handshake")
     f = wire.parse(obj)

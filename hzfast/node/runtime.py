@@ -255,6 +255,8 @@ class Member:
         self._client_limits = wire.caps(settings.max_frame, wire.CLIENT_TAGS)
         self._server_ssl: ssl.SSLContext | None = None
         self._client_ssl: ssl.SSLContext | None = None
+        self._settings_shown = {k: v for k, v in asdict(settings).items()
+                                if k not in ("join", "secret")}
 
     # ------------------------------------------------------------------ life
     def now(self) -> int:
@@ -962,8 +964,7 @@ class Member:
             "migrations_committed": self.marks["master_committed"],
             "migrations_failed": self.marks["migration_failed"],
             "marks": dict(self.marks), "stats": dict(self.stats),
-            "settings": {k: v for k, v in asdict(self.settings).items()
-                         if k not in ("join", "secret")},
+            "settings": self._settings_shown,
             "uptime_ms": self.now(), "cpu_ms": int(time.process_time() * 1000), "recent": list(self.recent)[-20:],
         }
 

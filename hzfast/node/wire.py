@@ -24,7 +24,7 @@ from numpy.typing import NDArray
 from hzfast.protocol import messages as msg
 from hzfast.protocol.messages import MigrationInfo, MigrationStatus
 
-__all__ = ["AUTH_FRAME", "AUTH_TAGS", "CLIENT_TAGS", "CONTROL_FRAME", "DATA_TAGS", "FRAMES",
+__all__ = ["AUTH_FRAME", "AUTH_TAGS", "CLIENT_TAGS", "Caps", "CONTROL_FRAME", "DATA_TAGS", "FRAMES",
            "MAX_FRAME", "MEMBERS_FRAME", "PEER_TAGS", "SCHEMA", "WireError", "caps",
            "decode_message", "encode_message", "frame", "parse", "read_frame", "unpack"]
 
@@ -72,6 +72,9 @@ class _TooMany(ValueError):
     pass
 
 
+_SMALL = 4096            # bodies up to this size decode without the container budget
+
+
 def unpack(body: bytes) -> list[Any]:
     """The msgpack array of one frame body.
 
@@ -87,6 +90,14 @@ def unpack(body: bytes) -> list[Any]:
         containers than that.
     """
     n = len(body)
+    if n <= _SMALL:                      # at most a few hundred KiB built: no budget needed
+        try:
+            obj = msgpack.unpackb(body, raw=False, strict_map_key=True, use_list=True)
+        except (ValueError, TypeError, RecursionError, msgpack.UnpackException) as exc:
+            raise WireError(f"frame: not msgpack ({type(exc).__name__})") from None
+        if not isinstance(obj, list) or not obj or not isinstance(obj[0], str):
+            raise WireError("frame: not an array led by a tag")
+        return obj
     budget = [n // 4 + 2]
 
     def count(x: Any) -> Any:
@@ -114,14 +125,21 @@ def unpack(body: bytes) -> list[Any]:
     return obj
 
 
-def caps(data: int, tags: tuple[str, ...] | frozenset[str] | None = None) -> dict[str, int]:
+class Caps(dict[str, int]):
+    """Tag -> largest body (a dict); ``floor`` is the smallest of them."""
+
+    floor = 0
+
+
+def caps(data: int, tags: tuple[str, ...] | frozenset[str] | None = None) -> Caps:
     """The largest frame of each tag (of ``tags``; default every tag): ``data`` bytes for
     the tags of :data:`DATA_TAGS`, :data:`MEMBERS_FRAME` for ``members``,
     :data:`AUTH_FRAME` for the handshake, :data:`CONTROL_FRAME` for the others."""
-    out = {}
+    out = Caps()
     for t in (FRAMES if tags is None else tags):
         out[t] = (data if t in DATA_TAGS else MEMBERS_FRAME if t == "members"
                   else AUTH_FRAME if t in AUTH_TAGS else CONTROL_FRAME)
+    out.floor = min(out.values(), default=0)
     return out
 
 
@@ -152,7 +170,8 @@ async def read_frame(reader: asyncio.StreamReader, max_frame: int = MAX_FRAME,
                      limits: dict[str, int] | None = None) -> list[Any] | None:
     """Read one frame; ``None`` at a clean end of stream (between frames).
 
-    With ``limits`` (tag: largest body, see :func:`caps`), the tag is read from the
+    With ``limits`` (tag: largest body, see :func:`caps`), a body within every tag's
+    limit is read whole; otherwise the tag is read from the
     body's first bytes, and a tag not in ``limits`` or a body over its tag's limit is
     refused before the rest is read: nothing larger is ever buffered.
 
@@ -176,6 +195,12 @@ async def read_frame(reader: asyncio.StreamReader, max_frame: int = MAX_FRAME,
     try:
         if limits is None:
             body = await reader.readexactly(n)
+        elif n <= (limits.floor if type(limits) is Caps else min(limits.values(), default=0)):
+            # within every tag's cap: read it at once
+            obj = unpack(await reader.readexactly(n))
+            if obj[0] not in limits:
+                raise WireError(f"frame: tag {obj[0][:40]!r} is not accepted here")
+            return obj
         else:
             first, tag = await _read_tag(reader, n)
             if tag is None:
