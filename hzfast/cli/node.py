@@ -1,8 +1,11 @@
 """``hzfast node``, ``hzfast cluster up|status|down`` and ``hzfast chaos``: real members.
 
 - ``node`` runs one member (:mod:`hzfast.node`) in this process until SIGTERM/Ctrl-C;
-  it prints one JSON ready line (its member id, address and PID) on stdout.
-- ``cluster up -n 4`` starts member processes on 127.0.0.1 and shows the live status
+  it prints one JSON ready line (its member id, address and PID) on stdout. Its cluster
+  secret comes from ``--secret-file`` or ``HZFAST_SECRET_FILE``; without one it listens on
+  loopback only (docs/node.md §8).
+- ``cluster up -n 4`` generates a cluster secret (mode 0600, in the members' folder,
+  deleted when they stop), starts member processes on 127.0.0.1 and shows the live status
   until Ctrl-C, then stops them by PID; ``--detach`` leaves them running and writes their
   PIDs and ports to a state file, which ``cluster status`` and ``cluster down`` read.
 - ``cluster status`` shows members, table stamps, states and migrations in flight (a live
