@@ -5,13 +5,14 @@ event loop, so the test can look inside them (store, protocol node, stats)."""
 from __future__ import annotations
 
 import asyncio
+import socket
 import time
 from typing import Any
 
 import numpy as np
 import pytest
 
-from hzfast.node import Client, Member, Settings, Store
+from hzfast.node import Client, Member, Settings, Store, auth, wire
 from hzfast.node.chaos import settled
 
 
@@ -172,4 +173,33 @@ def test_members_and_clients_need_the_secret() -> None:
         finally:
             for m in ms:
                 m.stop()
+    asyncio.run(main())
+
+
+def test_silent_and_unauthenticated_connections_are_closed() -> None:
+    """An authenticated connection that sends no complete frame for idle_timeout_ms, and a
+    connection that does not finish the handshake in auth_timeout_ms, are closed."""
+    async def main() -> None:
+        ms = await _cluster(1, idle_timeout_ms=400, auth_timeout_ms=400)
+        m = ms[0]
+        try:
+            loop = asyncio.get_running_loop()
+            authed = await loop.run_in_executor(None, lambda: auth.connect_socket(
+                ("127.0.0.1", m.port), timeout=5.0))
+            authed.sendall(wire.frame("status", 1)[:5])          # a frame never finished
+            bare = await loop.run_in_executor(None, lambda: socket.create_connection(
+                ("127.0.0.1", m.port), timeout=5.0))
+            for _ in range(100):                                 # at most 5 s
+                if m.stats["idle_timeouts"] and m.stats["auth_timeouts"]:
+                    break
+                await asyncio.sleep(0.05)
+            assert m.stats["idle_timeouts"] == 1 and m.stats["auth_timeouts"] == 1
+            for s in (authed, bare):
+                got = await loop.run_in_executor(None, s.recv, 1)
+                assert got == b""                                # closed by the member
+                s.close()
+            assert not m._conns                                  # nothing held any more
+        finally:
+            for x in ms:
+                x.stop()
     asyncio.run(main())
