@@ -88,10 +88,13 @@ def _security_flags(p: argparse.ArgumentParser, *, member: bool) -> None:
     p.add_argument("--secret-file", default=os.environ.get("HZFAST_SECRET_FILE") or None,
                    metavar="FILE", help="the cluster secret, mode 0600 (default: "
                                         "$HZFAST_SECRET_FILE; none: loopback only)")
-    p.add_argument("--tls-cert", default="", metavar="PEM", help="TLS certificate (TLS on)")
-    p.add_argument("--tls-key", default="", metavar="PEM", help="its private key")
-    p.add_argument("--tls-ca", default="", metavar="PEM",
-                   help="CA that must have signed every peer's and client's certificate")
+    p.add_argument("--tls-cert", default=None, metavar="PEM",
+                   help="TLS certificate (default: none, no TLS)")
+    p.add_argument("--tls-key", default=None, metavar="PEM",
+                   help="the certificate's private key (default: none)")
+    p.add_argument("--tls-ca", default=None, metavar="PEM",
+                   help="CA that must have signed every peer's and client's certificate "
+                        "(default: none, no certificate asked for)")
     if not member:
         return
     p.add_argument("--max-connections", type=_count(1), default=256,
@@ -195,7 +198,7 @@ def _client_options(args: argparse.Namespace, state: dict[str, Any] | None = Non
         opts["cluster_name"] = str(state.get("cluster_name", args.cluster_name))
     if args.tls_cert or args.tls_ca:
         try:
-            opts["ssl"] = client_ssl(args.tls_cert, args.tls_key, args.tls_ca)
+            opts["ssl"] = client_ssl(args.tls_cert or "", args.tls_key or "", args.tls_ca or "")
         except (OSError, ValueError) as exc:
             raise UserError(f"--tls-cert/--tls-key/--tls-ca: {exc}") from None
     return opts
@@ -211,7 +214,8 @@ def _settings(args: argparse.Namespace) -> Any:
             if path and not os.path.isfile(path):
                 raise UserError(f"--{flag.replace('_', '-')}: {path}: no such file")
         extra = {"cluster_name": args.cluster_name, "secret": _secret(args),
-                 "tls_cert": args.tls_cert, "tls_key": args.tls_key, "tls_ca": args.tls_ca,
+                 "tls_cert": args.tls_cert or "", "tls_key": args.tls_key or "",
+                 "tls_ca": args.tls_ca or "",
                  "max_connections": args.max_connections, "max_frame": args.max_frame,
                  "auth_timeout_ms": args.auth_timeout_ms,
                  "idle_timeout_ms": args.idle_timeout_ms}

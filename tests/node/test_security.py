@@ -170,6 +170,7 @@ class Cluster:
                 assert st["members"] == self.members, (p.member, st["members"])
                 assert st["stats"].get("members_removed", 0) == 0
             grown = rss(p.pid) - self.rss0[p.pid]
+            print(f"member {p.member}: RSS grew {grown / 2**20:.1f} MiB")   # (pytest -s)
             assert grown < RSS_LIMIT, f"member {p.member}: RSS grew {grown >> 20} MiB"
 
 
