@@ -143,37 +143,30 @@ def caps(data: int, tags: tuple[str, ...] | frozenset[str] | None = None) -> Cap
     return out
 
 
-async def _read_tag(reader: asyncio.StreamReader, n: int) -> tuple[bytes, str | None]:
-    """The first bytes of an ``n``-byte body, through its tag if it is a short string
-    after an array header (what every frame starts with): (bytes read, tag or None)."""
-    head = await reader.readexactly(min(n, 2))
-    b = head[0]
+def _peek_tag(body: bytes) -> str | None:
+    """The tag a frame body starts with, read from its first bytes without decoding it
+    (an array header, then a short string); None when it does not start so."""
+    b = body[0]
     i = 1 if 0x91 <= b <= 0x9f else 3 if b == 0xdc else 5 if b == 0xdd else 0
-    if not i or n < i + 1:
-        return head, None
-    if len(head) < i + 1:
-        head += await reader.readexactly(i + 1 - len(head))
-    if not 0xa0 <= head[i] <= 0xbf:
-        return head, None
-    end = i + 1 + head[i] - 0xa0
-    if end > n:
-        return head, None
-    if len(head) < end:
-        head += await reader.readexactly(end - len(head))
+    if not i or len(body) <= i or not 0xa0 <= body[i] <= 0xbf:
+        return None
+    end = i + 1 + body[i] - 0xa0
+    if end > len(body):
+        return None
     try:
-        return head, head[i + 1:end].decode()
+        return body[i + 1:end].decode()
     except UnicodeDecodeError:
-        return head, None
+        return None
 
 
 async def read_frame(reader: asyncio.StreamReader, max_frame: int = MAX_FRAME,
                      limits: dict[str, int] | None = None) -> list[Any] | None:
     """Read one frame; ``None`` at a clean end of stream (between frames).
 
-    With ``limits`` (tag: largest body, see :func:`caps`), a body within every tag's
-    limit is read whole; otherwise the tag is read from the
+    With ``limits`` (tag: largest body, see :func:`caps`), the tag is read from the
     body's first bytes, and a tag not in ``limits`` or a body over its tag's limit is
-    refused before the rest is read: nothing larger is ever buffered.
+    refused before anything is decoded (``max_frame``, the largest of the limits,
+    bounds what is buffered).
 
     Raises
     ------
@@ -191,35 +184,25 @@ async def read_frame(reader: asyncio.StreamReader, max_frame: int = MAX_FRAME,
     (n,) = _LEN.unpack(head)
     if n == 0 or n > max_frame:
         raise WireError(f"frame: length {n} outside 1..{max_frame}")
-    first = b""
     try:
-        if limits is None:
-            body = await reader.readexactly(n)
-        elif n <= (limits.floor if type(limits) is Caps else min(limits.values(), default=0)):
-            # within every tag's cap: read it at once
-            obj = unpack(await reader.readexactly(n))
-            if obj[0] not in limits:
-                raise WireError(f"frame: tag {obj[0][:40]!r} is not accepted here")
-            return obj
-        else:
-            first, tag = await _read_tag(reader, n)
-            if tag is None:
-                if n > 64:
-                    raise WireError("frame: not an array led by a short tag")
-                first += await reader.readexactly(n - len(first))
-                tag = unpack(first)[0]          # says what is wrong, or finds the tag
-            cap = limits.get(tag)
-            if cap is None:
-                raise WireError(f"frame: tag {tag!r} is not accepted here")
-            if n > cap:
-                raise WireError(f"{tag[:40]}: length {n} outside 1..{cap}")
-            body = first
-            if n > len(first):
-                body = first + await reader.readexactly(n - len(first))
+        body = await reader.readexactly(n)
     except asyncio.IncompleteReadError as exc:
-        got = len(first) + len(exc.partial)
-        raise WireError(f"frame: truncated ({got} of {n} bytes)") from None
-    return unpack(body)
+        raise WireError(f"frame: truncated ({len(exc.partial)} of {n} bytes)") from None
+    if limits is None:
+        return unpack(body)
+    if n <= (limits.floor if type(limits) is Caps else min(limits.values(), default=0)):
+        obj = unpack(body)                  # within every tag's limit
+        tag = obj[0]
+    else:
+        tag = _peek_tag(body)
+        if tag is None:
+            raise WireError("frame: not an array led by a short tag")
+        obj = None
+    if tag not in limits:
+        raise WireError(f"frame: tag {tag[:40]!r} is not accepted here")
+    if n > limits[tag]:
+        raise WireError(f"{tag[:40]}: length {n} outside 1..{limits[tag]}")
+    return obj if obj is not None else unpack(body)
 
 
 # ---------------------------------------------------------------------------- fields

@@ -560,13 +560,16 @@ def test_caps_by_kind():
         | {"ok", "error"} == set(wire.FRAMES)
 
 
-def test_a_frame_over_its_tags_cap_is_refused_before_its_body_arrives():
-    # a control frame announcing 100 KB: refused from its first bytes, the rest never
-    # arrives (no end of stream either: read_frame must not wait for it)
+def test_a_frame_over_its_tags_cap_is_refused_before_it_is_decoded():
+    # a control frame of 100 KB (a valid frame, padded by an unused bin): refused by its
+    # tag's limit, read from its first bytes; one over the largest limit is refused from
+    # its length prefix, before anything else arrives
     hb = wire.frame("hb", 1, 2)
-    head = struct.pack(">I", 100_000) + hb[4:]
-    with pytest.raises(WireError, match=rf"^hb: length 100000 outside 1\.\.{wire.CONTROL_FRAME}$"):
-        _read_all(head, 1 << 20, PEER, eof=False)
+    body = msgpack.packb(["hb", 1, 2, b"p" * 99_980])
+    with pytest.raises(WireError, match=rf"^hb: length {len(body)} outside 1\.\.{wire.CONTROL_FRAME}$"):
+        _read_all(struct.pack(">I", len(body)) + body, 1 << 20, PEER)
+    with pytest.raises(WireError, match=rf"length {(1 << 20) + 1} outside 1\.\.{1 << 20}$"):
+        _read_all(struct.pack(">I", (1 << 20) + 1) + hb[4:], 1 << 20, PEER, eof=False)
     assert _read_all(hb + wire.frame("chunk_ack", 3, True), 1 << 20, PEER) == [
         ["hb", 1, 2], ["chunk_ack", 3, True]]
     big = wire.frame("backup", 1, 0, 0, [["k", b"x" * 200_000]])
@@ -578,7 +581,8 @@ def test_a_frame_over_its_tags_cap_is_refused_before_its_body_arrives():
     (wire.frame("hb", 1, 2), CLIENT, "tag 'hb' is not accepted here"),
     (wire.frame("hello", 1), CLIENT, "tag 'hello' is not accepted here"),
     (wire.frame("status", 1), wire.caps(9, wire.AUTH_TAGS), "tag 'status' is not accepted"),
-    (struct.pack(">I", 2000) + b"\xc1" * 2000, PEER, "not an array led by a short tag"),
+    (struct.pack(">I", 2000) + b"\xc1" * 2000, PEER, "not msgpack"),
+    (struct.pack(">I", 10_000) + b"\xc1" * 10_000, PEER, "not an array led by a short tag"),
     (struct.pack(">I", 2) + b"\x91\xc3", PEER, "not an array led by a tag"),
 ])
 def test_a_tag_not_accepted_on_a_connection_is_refused(data, limits, where):
@@ -598,11 +602,13 @@ def test_decoding_cannot_amplify_memory():
     bomb = msgpack.packb(["put", 1, 0, []])[:-1] + b"\xdd" + struct.pack(">I", n) + b"\x90" * n
     with pytest.raises(WireError, match=r"^frame: more than \d+ arrays and maps in \d+ bytes$"):
         wire.unpack(bomb)
-    nested = b"\x91" * 100 + b"\xc0"                # 100 arrays in 101 bytes
+    pairs = b"\x92\xa2hb\xdc" + struct.pack(">H", 3000) + b"\x91\x90" * 3000  # 6,001 in 6,006
     with pytest.raises(WireError, match="arrays and maps"):
-        wire.unpack(b"\x92\xa2hb" + nested)
+        wire.unpack(pairs)
     dense = wire.frame("put", 1, 0, [["", b""]] * 50_000)[4:]
     assert len(wire.unpack(dense)[3]) == 50_000
-    maps = msgpack.packb(["ok", 1, [{}] * 1000])
+    maps = msgpack.packb(["ok", 1, [{}] * 5000])
     with pytest.raises(WireError, match="arrays and maps"):
         wire.unpack(maps)
+    small = msgpack.packb(["ok", 1, [[]] * 1000])    # up to 4 KiB: bounded by the size alone
+    assert len(wire.unpack(small)[2]) == 1000
