@@ -623,6 +623,8 @@ class Member:
             state[1], state[2] = time.monotonic(), 1.0
             self.stats["connections_authenticated"] += 1
             if role == "peer":
+                if member == self.me:
+                    raise wire.WireError(f"a peer connection naming this member ({member})")
                 sender = member
                 await self._peer_loop(sender, reader, state)
             else:
