@@ -5,7 +5,8 @@ the figure runs from its ready line (it has joined) to the settled cluster (ever
 master idle). Compared: ``max_parallel_migrations`` 1 and 10, on the bare loopback (where
 5 member processes on 2 cores make the run CPU-bound) and with every member-to-member link
 delayed 1 ms each way (``link_delay_ms=1``: a LAN's round trip, where a migration's time
-is its round trips, as on a real cluster). ``extra_info`` carries the
+is its round trips, as on a real cluster), and on the bare loopback with TLS between every
+member and client (certificates made with ``trustme``). ``extra_info`` carries the
 migrations committed, partitions/s and MB/s of replica data moved. Every run checks that
 the join settled and that every entry reads back.
 
@@ -15,12 +16,15 @@ from __future__ import annotations
 
 import asyncio
 import os
+import tempfile
 import time
 
 import pytest
 
 from hzfast.node import Client
 from hzfast.node.chaos import LocalCluster, _describe, cluster_status, settled
+
+TLS_DIR = tempfile.mkdtemp(prefix="hzfast-bench-tls-")
 
 ENTRIES = int(os.environ.get("HZFAST_BENCH_NODE_ENTRIES", "100000"))
 VALUE = 1024
@@ -43,7 +47,7 @@ async def _join_run(cluster: LocalCluster) -> dict:
     for _ in range(3):
         cluster.start_member(first.address)
     addrs = [p.address for p in cluster.procs]
-    client = Client(addrs, deadline=60.0)
+    client = cluster.client(addrs, deadline=60.0)
     try:
         await _settle(client, addrs, 60)
         await client.locate()
@@ -70,16 +74,28 @@ async def _join_run(cluster: LocalCluster) -> dict:
         client.close()
 
 
-@pytest.mark.parametrize("delay_ms", [0, 1])
-@pytest.mark.parametrize("parallel", [1, 10])
-def test_join_throughput(benchmark, parallel: int, delay_ms: int) -> None:
+def _tls() -> tuple[str, str, str]:
+    trustme = pytest.importorskip("trustme")
+    ca = trustme.CA()
+    leaf = ca.issue_cert("127.0.0.1")
+    paths = tuple(os.path.join(TLS_DIR, n) for n in ("cert.pem", "key.pem", "ca.pem"))
+    leaf.cert_chain_pems[0].write_to_path(paths[0])
+    leaf.private_key_pem.write_to_path(paths[1])
+    ca.cert_pem.write_to_path(paths[2])
+    return paths  # type: ignore[return-value]
+
+
+@pytest.mark.parametrize(("parallel", "delay_ms", "tls"), [
+    (1, 0, False), (10, 0, False), (1, 1, False), (10, 1, False), (10, 0, True)])
+def test_join_throughput(benchmark, parallel: int, delay_ms: int, tls: bool) -> None:
     benchmark.group = (f"join: 4 -> 5 members, 271 partitions, 100k x 1 KiB, link delay "
                        f"{delay_ms} ms")
+    certs = _tls() if tls else None
 
     def run() -> dict:
         with LocalCluster(partitions=271, backups=1, max_parallel_migrations=parallel,
                           suspect_ms=5000, timeout_ms=20_000,
-                          link_delay_ms=delay_ms) as cluster:
+                          link_delay_ms=delay_ms, tls=certs) as cluster:
             return asyncio.run(_join_run(cluster))
 
     r = benchmark.pedantic(run, rounds=1, iterations=1)

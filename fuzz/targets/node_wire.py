@@ -6,11 +6,16 @@ and, for ``msg`` frames, ``decode_message`` (:data:`wire.SCHEMA`, tables checked
 the cluster's shape). Inputs are raw bytes; valid messages and frames built from the
 input (every message type and every field kind in ``SCHEMA``, every tag in ``FRAMES``),
 then one value replaced by a hostile one (edge ints, wrong types, arrays of the wrong
-size, lists cut short or grown), or their packed bytes flipped, cut or extended; and
-streams of frames with lying length prefixes read under a small ``max_frame``.
+size, lists cut short or grown), or their packed bytes flipped, cut or extended;
+streams of frames with lying length prefixes read under a small ``max_frame``, also with
+the per-tag limits a member reads with; and the handshake (``hzfast.node.auth``): a
+genuine one between an opener and a listener in memory, with secrets, names, roles and
+ids from the input, then an opener that changes one frame or sends input bytes.
 
 The contract: the only exception is ``WireError`` (a ``ValueError``: the runtime catches
-that one and closes the connection, anything else would escape its connection handler).
+that one and closes the connection, anything else would escape its connection handler),
+and, in the handshake, ``AuthError``. A listener accepts only an opener that proves the
+same secret for the same transcript; a genuine pair always agrees on role and member id.
 A valid message decodes to itself. Whatever is accepted says exactly what the frame
 said: the decoded message re-encodes (``encode_message``) to the same msgpack structure,
 a parsed frame's fields pack to the same structure, tables come back as int32 arrays of
@@ -27,7 +32,8 @@ import msgpack
 import numpy as np
 
 from fuzz._common import INT_EDGES, Finding
-from hzfast.node import wire
+from hzfast.node import auth, wire
+from hzfast.node.auth import AuthError
 from hzfast.node.wire import WireError
 from hzfast.protocol import messages as msg
 from hzfast.protocol.messages import MigrationInfo, MigrationStatus
@@ -116,6 +122,12 @@ def build_frame(fdp: Any, P: int, R: int) -> list[Any]:
     for kind in wire.FRAMES[tag]:
         if kind == "id":
             out.append(fdp.ConsumeIntInRange(0, 2**31 - 2))
+        elif kind == "id?":
+            out.append(fdp.ConsumeIntInRange(-1, 2**31 - 2))
+        elif kind == "b32":
+            out.append(fdp.ConsumeBytes(32).ljust(32, b"\0"))
+        elif kind == "name":
+            out.append(fdp.ConsumeUnicodeNoSurrogates(fdp.ConsumeIntInRange(0, 20)))
         elif kind == "partition":
             out.append(fdp.ConsumeIntInRange(0, 10_000_000))
         elif kind == "int":
@@ -318,25 +330,27 @@ def fuzz_frame(data: bytes) -> None:
         receive(damage(fdp, _packed(obj)), P, R)
 
 
-async def _read(data: bytes, max_frame: int) -> list[list[Any]]:
+async def _read(data: bytes, max_frame: int, limits: dict[str, int] | None = None
+                ) -> list[list[Any]]:
     reader = asyncio.StreamReader(limit=1 << 16)
     reader.feed_data(data)
     reader.feed_eof()
     out = []
     for _ in range(len(data) + 1):                 # a frame takes at least 5 bytes
-        f = await wire.read_frame(reader, max_frame)
+        f = await wire.read_frame(reader, max_frame, limits)
         if f is None:
             return out
         out.append(f)
     raise Finding("read_frame did not reach the end of a finite stream")
 
 
-def read_stream(data: bytes, max_frame: int, P: int, R: int) -> None:
+def read_stream(data: bytes, max_frame: int, P: int, R: int,
+                limits: dict[str, int] | None = None) -> None:
     """``read_frame`` over ``data`` until its end, under the contract: only WireError,
-    and every frame read is the next one the stream holds (each also goes through
-    :func:`receive`)."""
+    and every frame read is the next one the stream holds, within its tag's limit (each
+    also goes through :func:`receive`)."""
     try:
-        frames = _LOOP.run_until_complete(_read(data, max_frame))
+        frames = _LOOP.run_until_complete(_read(data, max_frame, limits))
     except WireError:
         return
     used = 0
@@ -347,6 +361,9 @@ def read_stream(data: bytes, max_frame: int, P: int, R: int) -> None:
         used += 4
         if not 1 <= n <= max_frame:
             raise Finding(f"read_frame accepted a frame of {n} bytes (max {max_frame})")
+        if limits is not None and not n <= limits.get(f[0], -1):
+            raise Finding(f"read_frame accepted a {f[0]!r:.40} frame of {n} bytes "
+                          f"(limits {limits})")
         held = msgpack.unpackb(data[used:used + n], raw=False, strict_map_key=False)
         if _packed(held) != _packed(f):
             raise Finding("read_frame returned another frame than the stream held")
@@ -372,12 +389,92 @@ def fuzz_stream(data: bytes) -> None:
             parts.append(struct.pack(">I", n) + fdp.ConsumeBytes(fdp.ConsumeIntInRange(0, 40)))
         else:
             parts.append(fdp.ConsumeBytes(fdp.ConsumeIntInRange(0, 40)))
-    read_stream(b"".join(parts), max_frame, P, R)
+    limits = None
+    if fdp.ConsumeBool():                          # as a member reads a peer or a client
+        limits = wire.caps(max_frame, fdp.PickValueInList(
+            [wire.PEER_TAGS, wire.CLIENT_TAGS, wire.AUTH_TAGS]))
+        limits = {t: min(c, fdp.ConsumeIntInRange(1, 300)) for t, c in limits.items()}
+    read_stream(b"".join(parts), max_frame, P, R, limits)
+
+
+# ---------------------------------------------------------------------------- handshake
+class _Pipe:
+    """A writer that feeds what is written to the other side's reader."""
+
+    def __init__(self, reader: asyncio.StreamReader) -> None:
+        self.reader = reader
+
+    def write(self, data: bytes) -> None:
+        self.reader.feed_data(data)
+
+
+async def _pair(opener: Any, secret_l: bytes, name_l: str) -> tuple[Any, Any]:
+    """Run ``opener(reader, writer)`` against a listener in memory; each side's result
+    (its return value or the exception it raised)."""
+    to_listener, to_opener = asyncio.StreamReader(), asyncio.StreamReader()
+
+    async def side(coro: Any, done: asyncio.StreamReader) -> Any:
+        try:
+            return await coro
+        except (AuthError, WireError) as exc:
+            return exc
+        finally:
+            done.feed_eof()                     # the side closes its connection
+
+    got = await asyncio.wait_for(asyncio.gather(
+        side(opener(to_opener, _Pipe(to_listener)), to_listener),
+        side(auth.accept(to_listener, _Pipe(to_opener), secret=secret_l,  # type: ignore[arg-type]
+                         cluster_name=name_l), to_opener)), 5.0)
+    return got[0], got[1]
+
+
+def fuzz_handshake(data: bytes) -> None:
+    """A genuine handshake completes; another secret, another name, a changed frame or
+    arbitrary bytes from the opener never authenticate."""
+    fdp = atheris.FuzzedDataProvider(data)
+    secret = fdp.ConsumeBytes(fdp.ConsumeIntInRange(0, 40))
+    name = fdp.ConsumeUnicodeNoSurrogates(fdp.ConsumeIntInRange(1, 12)) or "c"
+    role = fdp.PickValueInList(list(auth.ROLES))
+    member = fdp.ConsumeIntInRange(0, 2**31 - 2) if role == "peer" else -1
+    how = fdp.ConsumeIntInRange(0, 3)
+    if how == 0:                                # genuine, or another secret / name
+        other_secret = secret if fdp.ConsumeBool() else fdp.ConsumeBytes(8) + b"x"
+        other_name = name if fdp.ConsumeBool() else name + "2"
+        o, listener = _LOOP.run_until_complete(_pair(
+            lambda r, w: auth.offer(r, w, secret=other_secret, cluster_name=other_name,
+                                    role=role, member=member), secret, name))
+        same = other_secret == secret and other_name == name
+        if same and (o is not None or listener != (role, member)):
+            raise Finding(f"a genuine handshake failed: {o!r}, {listener!r}")
+        if not same and not isinstance(listener, AuthError):
+            raise Finding(f"the listener accepted another secret or name: {listener!r}")
+        return
+    n_open = fdp.ConsumeBytes(32).ljust(32, b"\0")
+    first = wire.frame("auth", name, role, member, n_open)
+    guess = fdp.ConsumeBytes(32).ljust(32, b"\0")
+    tail = fdp.ConsumeBytes(fdp.ConsumeIntInRange(0, 64))
+
+    async def hostile(reader: asyncio.StreamReader, writer: _Pipe) -> None:
+        if how == 1:                            # the hello changed, then a guessed proof
+            writer.write(wire.frame(*mutate(fdp, msgpack.unpackb(first[4:], raw=False),
+                                            1, 1)))
+            writer.write(wire.frame("proof", guess))
+        elif how == 2:                          # a genuine hello, damaged proof bytes
+            writer.write(first)
+            await asyncio.wait_for(wire.read_frame(reader, wire.AUTH_FRAME), 1.0)
+            writer.write(damage(fdp, wire.frame("proof", guess)))
+        else:                                   # bytes from the input
+            writer.write(fdp.ConsumeBytes(fdp.ConsumeIntInRange(0, 200)))
+        writer.write(tail)
+
+    _, listener = _LOOP.run_until_complete(_pair(hostile, secret, name))
+    if not isinstance(listener, (AuthError, WireError)):
+        raise Finding(f"the listener accepted an opener without the proof: {listener!r}")
 
 
 #: The first input byte picks the piece; the raw-bytes piece is first so that a seed can
 #: be a real frame: ``b"\x00" + two shape bytes + frame``.
-PIECES = (fuzz_bytes, fuzz_message, fuzz_message, fuzz_frame, fuzz_stream)
+PIECES = (fuzz_bytes, fuzz_message, fuzz_message, fuzz_frame, fuzz_stream, fuzz_handshake)
 
 
 def test_one_input(data: bytes) -> None:

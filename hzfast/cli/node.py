@@ -1,8 +1,11 @@
 """``hzfast node``, ``hzfast cluster up|status|down`` and ``hzfast chaos``: real members.
 
 - ``node`` runs one member (:mod:`hzfast.node`) in this process until SIGTERM/Ctrl-C;
-  it prints one JSON ready line (its member id, address and PID) on stdout.
-- ``cluster up -n 4`` starts member processes on 127.0.0.1 and shows the live status
+  it prints one JSON ready line (its member id, address and PID) on stdout. Its cluster
+  secret comes from ``--secret-file`` or ``HZFAST_SECRET_FILE``; without one it listens on
+  loopback only (docs/node.md §8).
+- ``cluster up -n 4`` generates a cluster secret (mode 0600, in the members' folder,
+  deleted when they stop), starts member processes on 127.0.0.1 and shows the live status
   until Ctrl-C, then stops them by PID; ``--detach`` leaves them running and writes their
   PIDs and ports to a state file, which ``cluster status`` and ``cluster down`` read.
 - ``cluster status`` shows members, table stamps, states and migrations in flight (a live
@@ -79,6 +82,32 @@ def _cluster_flags(p: argparse.ArgumentParser) -> None:
                    default="WARNING", help="member log level (stderr)")
 
 
+def _security_flags(p: argparse.ArgumentParser, *, member: bool) -> None:
+    p.add_argument("--cluster-name", default="hzfast",
+                   help="the cluster's name (every member and client must give the same)")
+    p.add_argument("--secret-file", default=os.environ.get("HZFAST_SECRET_FILE") or None,
+                   metavar="FILE", help="the cluster secret, mode 0600 (default: "
+                                        "$HZFAST_SECRET_FILE; none: loopback only)")
+    p.add_argument("--tls-cert", default=None, metavar="PEM",
+                   help="TLS certificate (default: none, no TLS)")
+    p.add_argument("--tls-key", default=None, metavar="PEM",
+                   help="the certificate's private key (default: none)")
+    p.add_argument("--tls-ca", default=None, metavar="PEM",
+                   help="CA that must have signed every peer's and client's certificate "
+                        "(default: none, no certificate asked for)")
+    if not member:
+        return
+    p.add_argument("--max-connections", type=_count(1), default=256,
+                   help="incoming connections at once")
+    p.add_argument("--max-frame", type=_count(0), default=0,
+                   help="largest data frame in bytes (0: the chunk size plus 64 KiB, or "
+                        "what the partition tables need)")
+    p.add_argument("--auth-timeout-ms", type=_count(1), default=5000,
+                   help="a connection's deadline to authenticate")
+    p.add_argument("--idle-timeout-ms", type=_count(1), default=120_000,
+                   help="an authenticated connection that sends no frame this long is closed")
+
+
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``node``, ``cluster`` and ``chaos`` to the ``hzfast`` parser."""
     p = subparsers.add_parser("node", help="run one cluster member in this process")
@@ -87,6 +116,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--join", type=_address, default=None, metavar="HOST:PORT",
                    help="a member of the cluster to join (default: start a new cluster)")
     _cluster_flags(p)
+    _security_flags(p, member=True)
     p.set_defaults(func=cmd_node)
 
     c = subparsers.add_parser("cluster", help="a local cluster of member processes")
@@ -101,6 +131,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     up.add_argument("--keep-logs", action="store_true",
                     help="keep the members' log folder when they stop (default: removed; "
                          "with --detach: by `cluster down`)")
+    up.add_argument("--cluster-name", default="hzfast", help="the cluster's name")
     _cluster_flags(up)
     up.set_defaults(func=cmd_cluster_up)
     st = add_json_flag(csub.add_parser("status", help="members, stamps, migrations in flight"))
@@ -109,6 +140,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     st.add_argument("--state-file", default=STATE_FILE, help="written by cluster up --detach")
     st.add_argument("--once", action="store_true", help="print one snapshot, not a live view")
     st.add_argument("--seconds", type=float, default=600.0, help="how long the live view runs")
+    _security_flags(st, member=False)
     st.set_defaults(func=cmd_cluster_status)
     down = csub.add_parser("down", help="stop the members of a detached cluster by PID")
     down.add_argument("--state-file", default=STATE_FILE, help="written by cluster up --detach")
@@ -142,8 +174,51 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     ch.set_defaults(func=cmd_chaos)
 
 
+def _secret(args: argparse.Namespace) -> bytes:
+    from hzfast.node.auth import load_secret
+    if not args.secret_file:
+        return b""
+    try:
+        return load_secret(args.secret_file)
+    except ValueError as exc:
+        raise UserError(f"--secret-file: {exc}") from None
+
+
+def _client_options(args: argparse.Namespace, state: dict[str, Any] | None = None
+                    ) -> dict[str, Any]:
+    """A client's secret, cluster name and TLS from the flags, else the state file."""
+    from hzfast.node.auth import client_ssl, load_secret
+    opts: dict[str, Any] = {"secret": _secret(args), "cluster_name": args.cluster_name,
+                            "ssl": None}
+    if state is not None and not args.secret_file and isinstance(state.get("secret_file"), str):
+        try:
+            opts["secret"] = load_secret(state["secret_file"])
+        except ValueError as exc:
+            raise UserError(f"--state-file: {exc}") from None
+        opts["cluster_name"] = str(state.get("cluster_name", args.cluster_name))
+    if args.tls_cert or args.tls_ca:
+        try:
+            opts["ssl"] = client_ssl(args.tls_cert or "", args.tls_key or "", args.tls_ca or "")
+        except (OSError, ValueError) as exc:
+            raise UserError(f"--tls-cert/--tls-key/--tls-ca: {exc}") from None
+    return opts
+
+
 def _settings(args: argparse.Namespace) -> Any:
     from hzfast.node import Settings
+    member = hasattr(args, "max_connections")
+    extra: dict[str, Any] = {}
+    if member:
+        for flag in ("tls_cert", "tls_key", "tls_ca"):
+            path = getattr(args, flag)
+            if path and not os.path.isfile(path):
+                raise UserError(f"--{flag.replace('_', '-')}: {path}: no such file")
+        extra = {"cluster_name": args.cluster_name, "secret": _secret(args),
+                 "tls_cert": args.tls_cert or "", "tls_key": args.tls_key or "",
+                 "tls_ca": args.tls_ca or "",
+                 "max_connections": args.max_connections, "max_frame": args.max_frame,
+                 "auth_timeout_ms": args.auth_timeout_ms,
+                 "idle_timeout_ms": args.idle_timeout_ms}
     try:
         return Settings(host=getattr(args, "host", "127.0.0.1"), port=getattr(args, "port", 0),
                         join=getattr(args, "join", None), partitions=args.partitions,
@@ -151,7 +226,7 @@ def _settings(args: argparse.Namespace) -> Any:
                         max_parallel_migrations=args.max_parallel_migrations,
                         design=args.design, heartbeat_ms=args.heartbeat_ms,
                         suspect_ms=args.suspect_ms, timeout_ms=args.timeout_ms,
-                        link_delay_ms=args.link_delay_ms)
+                        link_delay_ms=args.link_delay_ms, **extra)
     except (ValueError, TypeError) as exc:
         raise UserError(str(exc)) from exc
 
@@ -169,7 +244,8 @@ def cmd_cluster_up(args: argparse.Namespace) -> int:
                            max_parallel_migrations=args.max_parallel_migrations,
                            design=args.design, heartbeat_ms=args.heartbeat_ms,
                            suspect_ms=args.suspect_ms, timeout_ms=args.timeout_ms,
-                           log_level=args.log_level, link_delay_ms=args.link_delay_ms)
+                           log_level=args.log_level, link_delay_ms=args.link_delay_ms,
+                           cluster_name=args.cluster_name)
     detached = False
     try:
         for i in range(args.members):
@@ -184,24 +260,34 @@ def cmd_cluster_up(args: argparse.Namespace) -> int:
         if args.detach:
             with open(args.state_file, "w") as f:
                 json.dump({"members": members, "log_dir": cluster.log_dir,
-                           "remove_log_dir": not args.keep_logs}, f, indent=2)
-            emit(args, {"members": members, "state_file": args.state_file},
+                           "remove_log_dir": not args.keep_logs,
+                           "secret_file": cluster.secret_file,
+                           "cluster_name": cluster.cluster_name}, f, indent=2)
+            emit(args, {"members": members, "state_file": args.state_file,
+                        "secret_file": cluster.secret_file},
                  lambda con, d: con.print(
                      f"{len(members)} members up (logs in {cluster.log_dir}); "
-                     f"state in {args.state_file}; `hzfast cluster down` stops them"))
+                     f"state in {args.state_file}; secret in {cluster.secret_file}; "
+                     f"`hzfast cluster down` stops them"))
             cluster.procs = []                     # detached: not ours to stop any more
             detached = True
             return 0
         if args.json:
-            emit(args, {"members": members}, lambda con, d: None)
+            emit(args, {"members": members, "secret_file": cluster.secret_file},
+                 lambda con, d: None)
+        else:
+            print(f"cluster secret in {cluster.secret_file} (hzfast node --secret-file)",
+                  file=sys.stderr)
         addrs = [p.address for p in cluster.procs]
-        asyncio.run(_live(addrs, 1e9, once=args.json))
+        asyncio.run(_live(addrs, 1e9, once=args.json, options=cluster.client_options()))
         return 0
     except KeyboardInterrupt:
         return 0
     finally:
         cluster.stop_all()
         if not detached:                         # (its own temporary folder)
+            with contextlib.suppress(OSError):   # the secret goes with the cluster
+                os.remove(cluster.secret_file)
             if args.keep_logs:
                 print(f"member logs kept in {cluster.log_dir}", file=sys.stderr)
             else:
@@ -227,14 +313,16 @@ def cmd_cluster_status(args: argparse.Namespace) -> int:
     """``hzfast cluster status``: one snapshot (``--once``/``--json``) or a live view."""
     if args.address:
         addrs = list(args.address)
+        options = _client_options(args)
     else:
         state = _read_state(args.state_file)
         addrs = [(str(m.get("host", "127.0.0.1")), int(m["port"])) for m in state["members"]]
+        options = _client_options(args, state)
     if args.json or args.once or not sys.stdout.isatty():
-        snap = asyncio.run(_snapshot(addrs))
+        snap = asyncio.run(_snapshot(addrs, options))
         emit(args, snap, lambda con, d: con.print(_status_table(d)))
         return 0 if snap["reachable"] else 1
-    asyncio.run(_live(addrs, args.seconds, once=False))
+    asyncio.run(_live(addrs, args.seconds, once=False, options=options))
     return 0
 
 
@@ -256,6 +344,11 @@ def cmd_cluster_down(args: argparse.Namespace) -> int:
                 os.kill(int(m["pid"]), signal.SIGKILL)
     os.remove(args.state_file)
     logs = state.get("log_dir")
+    secret = state.get("secret_file")
+    if isinstance(logs, str) and isinstance(secret, str) and logs \
+            and secret == os.path.join(logs, "secret"):
+        with contextlib.suppress(OSError):       # the generated secret goes with the cluster
+            os.remove(secret)
     if state.get("remove_log_dir") is True and isinstance(logs, str) and logs \
             and not args.keep_logs and remove_logs(logs):
         print(f"stopped {stopped} member processes; removed their logs ({logs})")
@@ -277,10 +370,10 @@ def _alive(pid: int) -> bool:
     return True
 
 
-async def _snapshot(addrs: list[tuple[str, int]]) -> dict[str, Any]:
+async def _snapshot(addrs: list[tuple[str, int]], options: dict[str, Any]) -> dict[str, Any]:
     from hzfast.node import Client
     from hzfast.node.chaos import cluster_status, settled
-    client = Client(addrs, timeout=2.0)
+    client = Client(addrs, timeout=2.0, **options)
     try:
         got = await cluster_status(client, addrs)
     finally:
@@ -295,16 +388,17 @@ async def _snapshot(addrs: list[tuple[str, int]]) -> dict[str, Any]:
             "members": members}
 
 
-async def _live(addrs: list[tuple[str, int]], seconds: float, once: bool) -> None:
+async def _live(addrs: list[tuple[str, int]], seconds: float, once: bool,
+                options: dict[str, Any]) -> None:
     from rich.live import Live
-    snap = await _snapshot(addrs)
+    snap = await _snapshot(addrs, options)
     if once:
         return
     end = time.monotonic() + seconds
     with Live(_status_table(snap), refresh_per_second=4) as live:
         while time.monotonic() < end:              # Ctrl-C ends it earlier
             await asyncio.sleep(0.5)
-            snap = await _snapshot(addrs)
+            snap = await _snapshot(addrs, options)
             live.update(_status_table(snap))
 
 

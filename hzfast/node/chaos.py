@@ -25,9 +25,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from hzfast.node import auth
 from hzfast.node.client import Client, ClientError
 
-__all__ = ["TARGETS", "LocalCluster", "Process", "cluster_status", "remove_logs", "run_5444",
+__all__ = ["SECRET_FILE", "TARGETS", "LocalCluster", "Process", "cluster_status", "remove_logs", "run_5444",
            "run_chaos", "settled"]
 
 #: Whom :func:`run_chaos` kills: a random live member, the master, or the member that
@@ -54,12 +55,17 @@ class Process:
         return self.popen.poll() is None
 
 
+#: The file a :class:`LocalCluster` writes its generated cluster secret to, in its folder.
+SECRET_FILE = "secret"
+
+
 def remove_logs(folder: str) -> bool:
-    """Delete a members' log folder: its ``member-<n>.log`` files, then the folder if
-    nothing else is in it (nothing else is ever touched). True when it is gone."""
+    """Delete a members' log folder: its ``member-<n>.log`` files and the generated
+    ``secret``, then the folder if nothing else is in it (nothing else is ever touched).
+    True when it is gone."""
     with contextlib.suppress(OSError):
         for name in os.listdir(folder):
-            if re.fullmatch(r"member-[0-9]+\.log", name):
+            if re.fullmatch(r"member-[0-9]+\.log", name) or name == SECRET_FILE:
                 os.remove(os.path.join(folder, name))
         os.rmdir(folder)
     return not os.path.exists(folder)
@@ -81,22 +87,55 @@ class LocalCluster:
         of its own, deleted when a ``with`` block over the cluster ends without an
         exception (kept, for the logs, when it ends with one; :meth:`stop_all` alone
         never deletes it, so a detached cluster keeps writing there).
+    cluster_name : str
+        The cluster's name (``--cluster-name``).
+    secret_file : str, optional
+        The cluster secret's file. Default: a new random secret written to ``secret`` in
+        ``log_dir`` with mode 0600 (docs/node.md §8).
+    tls : (cert, key, ca) file names, optional
+        Run every member with TLS (``--tls-cert/--tls-key/--tls-ca``); clients present
+        the same certificate.
+    extra_flags : list of str
+        More ``hzfast node`` flags for every member.
     """
 
     def __init__(self, *, partitions: int = 271, backups: int = 1,
                  max_parallel_migrations: int = 10, design: str = "safe",
                  heartbeat_ms: int = 100, suspect_ms: int = 2500, timeout_ms: int = 5000,
                  log_dir: str | None = None, log_level: str = "WARNING",
-                 link_delay_ms: int = 0) -> None:
+                 link_delay_ms: int = 0, cluster_name: str = "hzfast",
+                 secret_file: str | None = None, tls: tuple[str, str, str] | None = None,
+                 extra_flags: list[str] | None = None) -> None:
         self.flags = ["--partitions", str(partitions), "--backups", str(backups),
                       "--max-parallel-migrations", str(max_parallel_migrations),
                       "--design", design, "--heartbeat-ms", str(heartbeat_ms),
                       "--suspect-ms", str(suspect_ms), "--timeout-ms", str(timeout_ms),
-                      "--log-level", log_level, "--link-delay-ms", str(link_delay_ms)]
+                      "--log-level", log_level, "--link-delay-ms", str(link_delay_ms),
+                      "--cluster-name", cluster_name, *(extra_flags or [])]
         self._own_log_dir = not log_dir
         self.log_dir = log_dir or tempfile.mkdtemp(prefix="hzfast-cluster-")
+        if secret_file is None:
+            secret_file = os.path.join(self.log_dir, SECRET_FILE)
+            self.secret = auth.generate_secret(secret_file)
+        else:
+            self.secret = auth.load_secret(secret_file)
+        self.secret_file, self.cluster_name, self.tls = secret_file, cluster_name, tls
+        self.flags += ["--secret-file", secret_file]
+        if tls is not None:
+            self.flags += ["--tls-cert", tls[0], "--tls-key", tls[1], "--tls-ca", tls[2]]
         self.procs: list[Process] = []
         self._n = 0
+
+    def client_options(self) -> dict[str, Any]:
+        """What a :class:`~hzfast.node.Client` of this cluster needs: ``secret``,
+        ``cluster_name`` and ``ssl``."""
+        ssl_ctx = auth.client_ssl(*self.tls) if self.tls is not None else None
+        return {"secret": self.secret, "cluster_name": self.cluster_name, "ssl": ssl_ctx}
+
+    def client(self, addresses: list[tuple[str, int]] | None = None, **kw: Any) -> Client:
+        """A client of this cluster (default: its live members' addresses)."""
+        return Client(addresses or [p.address for p in self.live],
+                      **{**self.client_options(), **kw})
 
     def __enter__(self) -> LocalCluster:  # noqa: PYI034 - Python 3.10 has no typing.Self
         return self
@@ -286,7 +325,7 @@ async def run_chaos(*, members: int = 4, entries: int = 20_000, kills: int = 3, 
         first = cluster.start_member()
         for _ in range(members - 1):
             cluster.start_member(first.address)
-        client = Client([p.address for p in cluster.procs], deadline=30.0)
+        client = cluster.client(deadline=30.0)
         try:
             why = await _wait_settled(client, cluster, seen, settle_timeout)
             if why:
@@ -398,7 +437,7 @@ async def run_5444(*, design: str = "safe", entries: int = 20_000, partitions: i
                       suspect_ms=suspect_ms) as cluster:
         first = cluster.start_member()
         second = cluster.start_member(first.address)
-        client = Client([first.address, second.address], deadline=30.0)
+        client = cluster.client([first.address, second.address], deadline=30.0)
         try:
             why = await _wait_settled(client, cluster, seen, limit)
             if why:

@@ -8,6 +8,7 @@ moves; the client then fetches the table again and retries, until a deadline.
 from __future__ import annotations
 
 import asyncio
+import ssl
 import time
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -16,7 +17,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from hzfast.hashing import partition_ids
-from hzfast.node import wire
+from hzfast.node import auth, wire
 
 __all__ = ["Client", "ClientError"]
 
@@ -96,6 +97,13 @@ class Client:
         Seconds :meth:`put_many` and :meth:`get_many` keep retrying a partition.
     max_frame : int
         The largest answer accepted.
+    secret : bytes, default b""
+        The cluster secret (``hzfast.node.auth.load_secret`` reads a secret file); every
+        connection authenticates with it first (docs/node.md §8).
+    cluster_name : str, default "hzfast"
+        The cluster's name; a member of another cluster refuses the connection.
+    ssl : ssl.SSLContext, optional
+        TLS for every connection (``hzfast.node.auth.client_ssl(cert, key, ca)``).
 
     Examples
     --------
@@ -106,11 +114,15 @@ class Client:
     """
 
     def __init__(self, addresses: Iterable[tuple[str, int]], *, timeout: float = 5.0,
-                 deadline: float = 60.0, max_frame: int = wire.MAX_FRAME) -> None:
+                 deadline: float = 60.0, max_frame: int = wire.MAX_FRAME, secret: bytes = b"",
+                 cluster_name: str = "hzfast", ssl: ssl.SSLContext | None = None) -> None:
         self.seeds = [(str(h), int(p)) for h, p in addresses]
         if not self.seeds:
             raise ValueError("addresses must name at least one member")
+        if not isinstance(secret, bytes):
+            raise TypeError(f"secret must be bytes, got {type(secret).__name__}")
         self.timeout, self.deadline, self.max_frame = timeout, deadline, max_frame
+        self.secret, self.cluster_name, self.ssl = secret, cluster_name, ssl
         self.conns: dict[tuple[str, int], _Connection] = {}
         self._locks: dict[tuple[str, int], asyncio.Lock] = {}
         self.partitions = 0
@@ -140,7 +152,15 @@ class Client:
         async with lock:                       # one connection per member
             c = self.conns.get(addr)
             if c is None or c.closed:
-                r, w = await asyncio.wait_for(asyncio.open_connection(*addr), self.timeout)
+                r, w = await asyncio.wait_for(
+                    asyncio.open_connection(*addr, limit=1 << 16, ssl=self.ssl), self.timeout)
+                try:
+                    await asyncio.wait_for(auth.offer(r, w, secret=self.secret,
+                                                      cluster_name=self.cluster_name,
+                                                      role="client"), self.timeout)
+                except BaseException:
+                    w.close()
+                    raise
                 c = self.conns[addr] = _Connection(r, w, self.max_frame)
         return c
 
@@ -150,7 +170,9 @@ class Client:
         Raises
         ------
         ConnectionError, OSError, asyncio.TimeoutError
-            The member could not be reached or did not answer in time.
+            The member could not be reached or did not answer in time;
+            :class:`hzfast.node.auth.AuthError` (a ``ConnectionError``) when it refused the
+            handshake (another cluster name or secret).
         """
         self.stats["requests"] += 1
         c = await self._conn(addr)
@@ -164,6 +186,8 @@ class Client:
         for addr in cands:
             try:
                 f = await self.call(addr, "locate")
+            except auth.AuthError:
+                raise
             except (OSError, asyncio.TimeoutError, ConnectionError) as exc:
                 last = exc
                 continue
@@ -198,6 +222,8 @@ class Client:
             if addr is not None:
                 try:
                     f = await self.call(addr, tag, p, payload)
+                except auth.AuthError as exc:          # not a passing state: do not retry
+                    raise ClientError(exc.code, str(exc)) from None
                 except (OSError, asyncio.TimeoutError, ConnectionError):
                     f = ("error", 0, "unreachable", f"member {owner}", None)
                 if f[0] == "ok":
@@ -218,7 +244,7 @@ class Client:
         raise ClientError("deadline", f"partition {p}: {last}")
 
     async def put_many(self, entries: Mapping[str, bytes] | Iterable[tuple[str, bytes]], *,
-                       concurrency: int = 32, batch_bytes: int = 4 << 20
+                       concurrency: int = 32, batch_bytes: int = 256 << 10
                        ) -> tuple[list[str], dict[str, str]]:
         """Write entries; the keys acknowledged and, for the others, why not.
 

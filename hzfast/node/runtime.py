@@ -16,15 +16,16 @@ import collections
 import contextlib
 import logging
 import os
+import ssl
 import time
 from collections.abc import Hashable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
 
 from hzfast.hashing import partition_ids
-from hzfast.node import wire
+from hzfast.node import auth, wire
 from hzfast.node.store import Store
 from hzfast.protocol import (
     Config,
@@ -35,6 +36,7 @@ from hzfast.protocol import (
     Node,
     TimerFired,
 )
+from hzfast.protocol.messages import MigrationTransfer
 from hzfast.protocol.outputs import CancelTimer, Effect, Mark, Output, Send, SetTimer
 
 __all__ = ["Member", "Settings"]
@@ -43,6 +45,8 @@ log = logging.getLogger("hzfast.node")
 
 MemberEntry = tuple[int, str, int]          # (member id, host, port)
 _CHUNK_FIELDS = 64                          # a chunk frame's bytes besides its entries
+_HEADROOM = 64 << 10                        # a data frame's allowance over a chunk
+_STREAM_LIMIT = 64 << 10                    # a connection's read buffer pauses past twice this
 
 
 @dataclass(frozen=True)
@@ -50,7 +54,11 @@ class Settings:
     """One member's settings. Times are in milliseconds.
 
     ``partitions``, ``backups``, ``max_parallel_migrations`` and ``design`` must be the
-    same on every member (a join with others is refused).
+    same on every member (a join with others is refused), and so must ``cluster_name``
+    and ``secret`` (a connection with others does not authenticate). ``max_frame`` 0
+    means automatic: the chunk size plus 64 KiB, or more where the cluster's partition
+    tables need it. A member refuses to listen on anything but loopback with neither a
+    secret nor TLS with a CA (protected mode, docs/node.md §8).
     """
 
     host: str = "127.0.0.1"
@@ -65,17 +73,48 @@ class Settings:
     timeout_ms: int = 5000                   #: the protocol's request/commit timeout
     write_timeout_ms: int = 3000             #: a backup's answer to a write
     chunk_bytes: int = 1 << 20               #: migration data per frame
-    max_frame: int = wire.MAX_FRAME
+    max_frame: int = 0                       #: the largest data frame (0: automatic)
     first_id: int = 1                        #: the founding member's id
     link_delay_ms: int = 0                   #: emulated one-way latency of every peer link
+    cluster_name: str = "hzfast"
+    secret: bytes = field(default=b"", repr=False)   #: the cluster secret (b"": none)
+    tls_cert: str = ""                       #: PEM certificate file (TLS on when given)
+    tls_key: str = ""                        #: its private key
+    tls_ca: str = ""                         #: CA file: peers and clients must present a cert it signed
+    max_connections: int = 256               #: incoming connections at once
+    auth_timeout_ms: int = 5000              #: a connection's deadline to authenticate
+    idle_timeout_ms: int = 120_000           #: an authenticated connection sending no frame is closed
 
     def __post_init__(self) -> None:
         for name in ("port", "partitions", "backups", "max_parallel_migrations",
                      "heartbeat_ms", "suspect_ms", "timeout_ms", "write_timeout_ms",
-                     "chunk_bytes", "max_frame", "first_id", "link_delay_ms"):
+                     "chunk_bytes", "max_frame", "first_id", "link_delay_ms",
+                     "max_connections", "auth_timeout_ms", "idle_timeout_ms"):
             v = getattr(self, name)
             if not isinstance(v, int) or isinstance(v, bool):
                 raise TypeError(f"Settings.{name} must be an int, got {type(v).__name__}")
+        for name in ("host", "cluster_name", "tls_cert", "tls_key", "tls_ca"):
+            if not isinstance(getattr(self, name), str):
+                raise TypeError(f"Settings.{name} must be a str, got "
+                                f"{type(getattr(self, name)).__name__}")
+        if not isinstance(self.secret, bytes):
+            raise TypeError(f"Settings.secret must be bytes, got {type(self.secret).__name__}")
+        if not self.cluster_name or len(self.cluster_name) > 255:
+            raise ValueError("Settings.cluster_name must have 1..255 characters")
+        if self.secret and len(self.secret) < 16:
+            raise ValueError("Settings.secret must have at least 16 bytes")
+        if bool(self.tls_cert) != bool(self.tls_key):
+            raise ValueError("Settings.tls_cert and tls_key go together (--tls-cert, --tls-key)")
+        if self.tls_ca and not self.tls_cert:
+            raise ValueError("Settings.tls_ca needs tls_cert and tls_key (--tls-cert, --tls-key)")
+        if self.max_connections < 1 or self.auth_timeout_ms < 1 or self.idle_timeout_ms < 1:
+            raise ValueError("Settings.max_connections, auth_timeout_ms and idle_timeout_ms "
+                             "must be >= 1")
+        if not auth.is_loopback(self.host) and not self.secret and not self.tls_ca:
+            raise ValueError(f"protected mode: {self.host or 'every interface'} is not a "
+                             f"loopback address, and a member listening there needs a secret "
+                             f"(--secret-file F or HZFAST_SECRET_FILE) or TLS with a CA "
+                             f"(--tls-cert, --tls-key, --tls-ca)")
         if not 0 <= self.link_delay_ms <= 10_000:
             raise ValueError(f"Settings.link_delay_ms must be in 0..10,000, got "
                              f"{self.link_delay_ms}")
@@ -83,9 +122,17 @@ class Settings:
             raise ValueError(f"Settings.port must be in 0..65535, got {self.port}")
         if self.heartbeat_ms < 1 or self.suspect_ms <= self.heartbeat_ms:
             raise ValueError("Settings.suspect_ms must exceed heartbeat_ms (>= 1)")
-        if self.chunk_bytes < 1 or self.max_frame < 1024 or self.timeout_ms < 1:
-            raise ValueError("Settings.chunk_bytes, timeout_ms must be >= 1 and max_frame >= 1024")
-        self.protocol_config()                  # checks the protocol's settings
+        if self.chunk_bytes < 1 or self.timeout_ms < 1:
+            raise ValueError("Settings.chunk_bytes, timeout_ms must be >= 1")
+        if self.max_frame and self.max_frame < self.chunk_bytes + 1024:
+            raise ValueError(f"Settings.max_frame must be 0 (automatic) or at least "
+                             f"chunk_bytes + 1024 = {self.chunk_bytes + 1024}")
+        cfg = self.protocol_config()            # checks the protocol's settings
+        if not self.max_frame:                  # tables, versions and completed lists fit
+            tables = 4 * self.partitions * (cfg.replica_count + 1)
+            auto = max(self.chunk_bytes + _HEADROOM,
+                       2 * tables + 64 * self.partitions * cfg.replica_count + _HEADROOM)
+            object.__setattr__(self, "max_frame", auto)
 
     def protocol_config(self) -> Config:
         """The protocol node's :class:`~hzfast.protocol.Config` (times in ms)."""
@@ -132,13 +179,12 @@ class _Peer:
         self.task.cancel()
 
     async def _run(self) -> None:
-        hello = wire.frame("hello", self.owner.me)
+        owner = self.owner
         while not self.closed:                 # ends when the peer leaves or we stop
             writer = None
             try:
-                _, writer = await asyncio.wait_for(
-                    asyncio.open_connection(self.host, self.port), 2.0)
-                writer.write(hello)
+                reader, writer = await owner._connect(self.host, self.port, 2.0)
+                await asyncio.wait_for(owner._offer(reader, writer, "peer"), 5.0)
                 while not self.closed:
                     while self.queue:
                         due, data = self.queue[0]
@@ -155,7 +201,12 @@ class _Peer:
                     self.wake.clear()
                     if not self.queue:
                         await self.wake.wait()
-            except (OSError, asyncio.TimeoutError, ConnectionError):
+            except auth.AuthError as exc:
+                owner.stats["auth_refused_by_peer"] += 1
+                log.warning("member %d: member %d at %s:%d refused the handshake: %s",
+                            owner.me, self.member, self.host, self.port, exc)
+                await asyncio.sleep(1.0)
+            except (OSError, asyncio.TimeoutError, ConnectionError, wire.WireError):
                 await asyncio.sleep(0.05)
             finally:
                 if writer is not None:
@@ -197,6 +248,15 @@ class Member:
         self._stopped: asyncio.Event | None = None
         self._t0 = 0.0
         self.exit_reason = ""
+        self._conns: dict[asyncio.StreamWriter, list[float]] = {}   # [opened, last frame, authed]
+        self._transfer_from: dict[tuple[int, int], int] = {}
+        self._staged_at: dict[tuple[tuple[int, int], int], float] = {}   # (id, sender) -> first chunk
+        self._peer_limits = wire.caps(settings.max_frame, wire.PEER_TAGS)
+        self._client_limits = wire.caps(settings.max_frame, wire.CLIENT_TAGS)
+        self._server_ssl: ssl.SSLContext | None = None
+        self._client_ssl: ssl.SSLContext | None = None
+        self._settings_shown = {k: v for k, v in asdict(settings).items()
+                                if k not in ("join", "secret")}
 
     # ------------------------------------------------------------------ life
     def now(self) -> int:
@@ -216,8 +276,12 @@ class Member:
         s = self.settings
         self._t0 = time.monotonic()
         self._stopped = asyncio.Event()
-        self._server = await asyncio.start_server(self._on_connection, s.host, s.port,
-                                                  limit=1 << 16)
+        if s.tls_cert:
+            self._server_ssl = auth.server_ssl(s.tls_cert, s.tls_key, s.tls_ca)
+            self._client_ssl = auth.client_ssl(s.tls_cert, s.tls_key, s.tls_ca)
+        self._server = await asyncio.start_server(
+            self._on_connection, s.host, s.port, limit=_STREAM_LIMIT, ssl=self._server_ssl,
+            ssl_handshake_timeout=s.auth_timeout_ms / 1000 if self._server_ssl else None)
         self.port = self._server.sockets[0].getsockname()[1]
         if s.join is None:
             self.me = s.first_id
@@ -227,7 +291,55 @@ class Member:
         else:
             await self._join(s.join)
         self._spawn(self._heartbeat_loop())
+        self._spawn(self._watchdog_loop())
         log.info("member %d listening on %s:%d", self.me, s.host, self.port)
+
+    async def _connect(self, host: str, port: int, timeout: float
+                       ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        """A connection to another member (TLS when this member runs TLS)."""
+        return await asyncio.wait_for(asyncio.open_connection(
+            host, port, limit=_STREAM_LIMIT, ssl=self._client_ssl), timeout)
+
+    async def _offer(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                     role: str) -> None:
+        s = self.settings
+        await auth.offer(reader, writer, secret=s.secret, cluster_name=s.cluster_name,
+                         role=role, member=self.me if role == "peer" else -1)
+
+    async def _watchdog_loop(self) -> None:
+        """Close connections that did not authenticate in time, or fell silent."""
+        s = self.settings
+        auth_s, idle_s = s.auth_timeout_ms / 1000, s.idle_timeout_ms / 1000
+        while True:                                      # ends with the member
+            await asyncio.sleep(min(0.25, auth_s / 4))
+            now = time.monotonic()
+            for w, (opened, last, authed) in list(self._conns.items()):
+                if not authed and now - opened > auth_s:
+                    self.stats["auth_timeouts"] += 1
+                elif authed and now - last > idle_s:
+                    self.stats["idle_timeouts"] += 1
+                else:
+                    continue
+                self._conns.pop(w, None)
+                w.transport.abort()
+            self._drop_unclaimed(now)
+
+    def _drop_unclaimed(self, now: float) -> None:
+        """Drop data staged longer than twice the protocol's timeout for a migration this
+        member does not run (a real copy is claimed by its transfer well before)."""
+        limit = 2 * self.settings.timeout_ms / 1000
+        node = self.node
+        for key, t in list(self._staged_at.items()):
+            mid, sender = key
+            if mid not in self.store.staged:
+                del self._staged_at[key]
+            elif now - t > limit:
+                p = next((q for q, x in (node.active.items() if node else ()) if x.id == mid), -1)
+                if p < 0:
+                    del self._staged_at[key]
+                    q = self.store.drop_staged(mid, sender)
+                    self._refuse("chunks", sender, q, f"staged for {mid}, a migration this "
+                                                      f"member does not run; dropped")
 
     async def wait_stopped(self) -> str:
         """Wait until the member stops; the reason."""
@@ -262,9 +374,10 @@ class Member:
         host, port = address
         for _ in range(20):                             # bounded redirects and retries
             try:
-                reply = await _request(host, port, "join", s.host, self.port,
-                                       s.cluster_config(), timeout=5.0,
-                                       max_frame=s.max_frame)
+                reply = await self._request(host, port, "join", s.host, self.port,
+                                            s.cluster_config(), timeout=5.0)
+            except auth.AuthError as exc:
+                raise ConnectionError(f"join via {host}:{port}: {exc.code}: {exc}") from None
             except (OSError, asyncio.TimeoutError, wire.WireError) as exc:
                 log.info("join via %s:%d failed: %s", host, port, exc)
                 await asyncio.sleep(0.3)
@@ -288,6 +401,21 @@ class Member:
                              wire._int(info.get("next_id"), "join.next_id"), members)
             return
         raise ConnectionError(f"could not join the cluster at {address[0]}:{address[1]}")
+
+    async def _request(self, host: str, port: int, tag: str, *fields: Any,
+                       timeout: float) -> tuple[Any, ...]:
+        """One client request to another member on a fresh, authenticated connection;
+        the parsed answer frame."""
+        reader, writer = await self._connect(host, port, timeout)
+        try:
+            await asyncio.wait_for(self._offer(reader, writer, "client"), timeout)
+            writer.write(wire.frame(tag, 1, *fields))
+            obj = await asyncio.wait_for(wire.read_frame(reader, wire.MAX_FRAME), timeout)
+            if obj is None:
+                raise ConnectionError(f"{host}:{port} closed the connection")
+            return wire.parse(obj)
+        finally:
+            writer.close()
 
     def _apply_view(self, version: int, next_id: int, members: list[MemberEntry],
                     publish: bool = False) -> None:
@@ -417,11 +545,17 @@ class Member:
             return
         if e.kind == "install":
             assert x is not None
-            if not st.install(x.id, p, keep=e.keep):
+            source = self._transfer_from.pop(x.id, -1)
+            others = [m for m in st.staged.get(x.id, {}) if m != source]
+            if others:           # staged under this id by a member that did not send it
+                self._refuse("chunks", others[0], p, f"{len(others)} sender(s) staged "
+                             f"{x.id} besides its source {source}; dropped")
+            if not st.install(x.id, p, keep=e.keep, source=source):
                 self.stats["install_without_data"] += 1
                 log.error("member %d installs %s without its data", self.me, x)
         elif e.kind == "discard":
             assert x is not None
+            self._transfer_from.pop(x.id, None)
             st.discard(x.id)
         elif e.kind == "clear":
             st.clear(p)
@@ -466,17 +600,40 @@ class Member:
     # ------------------------------------------------------------------ connections
     async def _on_connection(self, reader: asyncio.StreamReader,
                              writer: asyncio.StreamWriter) -> None:
+        s = self.settings
+        if len(self._conns) >= s.max_connections:
+            # make room by closing the oldest connection that has not authenticated (a
+            # handshake takes one round trip: an outsider holding connections open loses
+            # them first); with every connection authenticated, refuse this one
+            self.stats["connections_over_limit"] += 1
+            pending = [(st[0], w) for w, st in self._conns.items() if not st[2]]
+            if not pending:
+                writer.transport.abort()
+                return
+            old = min(pending, key=lambda x: x[0])[1]
+            self._conns.pop(old, None)
+            old.transport.abort()
+        now = time.monotonic()
+        state = self._conns[writer] = [now, now, 0.0]
         sender = -1
         try:
-            first = await wire.read_frame(reader, self.settings.max_frame)
-            if first is None:
-                return
-            f = wire.parse(first)
-            if f[0] == "hello":
-                sender = f[1]
-                await self._peer_loop(sender, reader)
+            role, member = await auth.accept(reader, writer, secret=s.secret,
+                                             cluster_name=s.cluster_name)
+            state[1], state[2] = time.monotonic(), 1.0
+            self.stats["connections_authenticated"] += 1
+            if role == "peer":
+                if member == self.me:
+                    raise wire.WireError(f"a peer connection naming this member ({member})")
+                sender = member
+                await self._peer_loop(sender, reader, state)
             else:
-                await self._client_loop(f, reader, writer)
+                await self._client_loop(reader, writer, state)
+        except auth.AuthError as exc:
+            self.stats["auth_failed"] += 1
+            self.stats[f"auth_failed_{exc.code}"] += 1
+            log.warning("member %d refuses a connection: %s: %s", self.me, exc.code, exc)
+            with contextlib.suppress(OSError, RuntimeError):
+                writer.write(wire.frame("error", -1, exc.code, str(exc), None))
         except wire.WireError as exc:
             self.stats["connections_rejected"] += 1
             log.warning("member %d closes a connection%s: %s", self.me,
@@ -488,18 +645,24 @@ class Member:
         except asyncio.CancelledError:      # the member stops: end the handler quietly
             pass
         finally:
+            self._conns.pop(writer, None)
             writer.close()
 
-    async def _peer_loop(self, sender: int, reader: asyncio.StreamReader) -> None:
+    async def _peer_loop(self, sender: int, reader: asyncio.StreamReader,
+                         state: list[float]) -> None:
         P, R = self.config.partition_count, self.config.replica_count
+        limits, max_frame = self._peer_limits, self.settings.max_frame
         for _ in range(2**62):                  # ends with the connection
-            obj = await wire.read_frame(reader, self.settings.max_frame)
+            obj = await wire.read_frame(reader, max_frame, limits)
             if obj is None:
                 return
+            state[1] = time.monotonic()
             f = wire.parse(obj)
             tag = f[0]
             known = any(m == sender for m, _, _ in self.view)
             if tag == "hb":
+                if f[1] != sender:
+                    raise wire.WireError(f"hb: member id {f[1]} on member {sender}'s connection")
                 if known:
                     self.last_heard[sender] = time.monotonic()
             elif tag == "msg":
@@ -507,65 +670,157 @@ class Member:
                 if known:
                     self.last_heard[sender] = time.monotonic()
                 self.stats["messages_received"] += 1
+                if type(m) is MigrationTransfer and m.sender == sender:
+                    # the member whose staged data a commit of this migration installs
+                    while len(self._transfer_from) >= 4096:
+                        self._transfer_from.pop(next(iter(self._transfer_from)))
+                    self._transfer_from[m.migration.id] = sender
                 self._feed(MessageReceived(sender, m))   # the node rejects unknown senders
             elif tag == "members":
-                version, next_id, members = f[1], f[2], f[3]
-                if known and members and members[0][0] == sender:   # a known master's
-                    self._apply_view(version, next_id, members)
+                self._on_members(sender, f[1], f[2], f[3])
             elif tag == "chunk":
                 self._on_chunk(sender, known, *f[1:])
             elif tag == "chunk_ack":
                 self._resolve("chunk", sender, f[1], f[2])
             elif tag == "backup":
-                self._on_backup(sender, known, f[1], f[2], f[3])
+                self._on_backup(sender, known, f[1], f[2], f[3], f[4])
             elif tag == "backup_ack":
                 self._resolve("backup", sender, f[1], f[2])
             else:
                 raise wire.WireError(f"{tag}: not a member-to-member frame")
 
+    def _refuse(self, what: str, sender: int, p: int, why: str) -> None:
+        """Count (``stats[what + "_refused"]``) and note a data or membership frame that
+        fails its check."""
+        self.stats[f"{what}_refused"] += 1
+        self.recent.append(f"{self.now()} ms {what} from {sender} p{p} refused: {why}")
+        log.warning("member %d refuses %s from member %d (partition %d): %s",
+                    self.me, what, sender, p, why)
+
+    def _chunk_refusal(self, sender: int, known: bool, mode: str, mid: tuple[int, int],
+                       p: int) -> str:
+        """Why a chunk from ``sender`` must not be applied ('' when it may).
+
+        Safe design: data arrives staged (``stage``) under a migration id, apart per
+        sender; a commit installs only what the member that sent the migration's transfer
+        staged (:meth:`_effect`). Legacy design: data is merged on arrival (``merge``),
+        from a member this table lists as holding the partition; a replica sync
+        (migration id (-1, -1)) only from the owner, to a backup.
+        """
+        node = self.node
+        if not known:
+            return "not a member"
+        if p >= self.config.partition_count:
+            return "no such partition"
+        legacy = self.config.design == "legacy"
+        if mode == "stage":       # (a newcomer stages its first copies before its table)
+            return "" if not legacy and mid != (-1, -1) else "no staged copies in this design"
+        if node is None or not node.initialized:
+            return "no partition table yet"
+        if mode != "merge":
+            return f"unknown mode {mode[:20]!r}"
+        if not legacy:
+            return "the safe design never merges data on arrival"
+        row = node.replicas[p].tolist()
+        if mid == (-1, -1):
+            if row[0] != sender or self.me not in row[1:self.config.backup_count + 1]:
+                return "a replica sync comes from the owner to a backup"
+        elif sender not in row:
+            return "the sender holds no replica of the partition"
+        return ""
+
     def _on_chunk(self, sender: int, known: bool, eid: int, mode: str, id0: int, id1: int,
                   p: int, entries: list[tuple[str, bytes]], seq: int, last: bool) -> None:
-        ok = known and p < self.config.partition_count and mode in ("stage", "merge")
-        if ok:
-            if mode == "stage":
-                self.store.stage((id0, id1), entries, first=seq == 0)
-            else:
-                self.store.put(p, entries)
+        why = self._chunk_refusal(sender, known, mode, (id0, id1), p)
+        if not why and mode == "stage":
+            if not self.store.stage((id0, id1), entries, first=seq == 0, sender=sender,
+                                    partition=p):
+                why = "the migration was staged for another partition"
+            elif seq == 0:
+                self._staged_at[((id0, id1), sender)] = time.monotonic()
+        elif not why:
+            self.store.put(p, entries)
+        if why:
+            self._refuse("chunks", sender, p, why)
+        else:
             self.stats["bytes_received"] += sum(len(v) for _, v in entries)
-        if last or not ok:
+        if last or why:
             peer = self.peers.get(sender)
             if peer is not None:
-                peer.send(wire.frame("chunk_ack", eid, ok))
+                peer.send(wire.frame("chunk_ack", eid, not why))
 
-    def _on_backup(self, sender: int, known: bool, req: int, p: int,
+    def _on_backup(self, sender: int, known: bool, req: int, p: int, version: int,
                    entries: list[tuple[str, bytes]]) -> None:
+        """A write's copy: only from the member this table shows as the partition's owner,
+        at this table's partition version, to a member at a backup index."""
         node = self.node
-        ok = (known and node is not None and p < self.config.partition_count
-              and node.accepts_backup(p, sender))
-        if ok:
-            self.store.put(p, entries)
+        why = ""
+        if not known:
+            why = "not a member"
+        elif node is None or not node.initialized:
+            why = "no partition table yet"
+        elif p >= self.config.partition_count:
+            why = "no such partition"
+        elif node.replicas.item(p, 0) != sender:
+            why = f"the owner is {node.replicas.item(p, 0)}"
+        elif not node.accepts_backup(p, sender):       # (docs/design.md §7.11(b))
+            why = "not a backup here"
+        elif node.versions.item(p) != version:
+            why = f"partition version {version}, here {node.versions.item(p)}"
+        if why:
+            self._refuse("backups", sender, p, why)
         else:
-            self.stats["backups_refused"] += 1
+            self.store.put(p, entries)
         peer = self.peers.get(sender)
         if peer is not None:
-            peer.send(wire.frame("backup_ack", req, ok))
+            peer.send(wire.frame("backup_ack", req, not why))
+
+    def _on_members(self, sender: int, version: int, next_id: int,
+                    members: list[MemberEntry]) -> None:
+        """A member list, taken only through the membership rules (docs/node.md §1):
+        from its own first member, newer than ours, ids ascending (joins append) and below
+        its next id; from our master, or from a member taking over, which drops every
+        member older than itself, each of them silent here too."""
+        if version <= self.view_version:
+            return                                       # the master repeats its list
+        ids = [m for m, _, _ in members]
+        old = [m for m, _, _ in self.view]
+        why = ""
+        if sender not in old:
+            why = "not a member"
+        elif not ids or ids[0] != sender:
+            why = "a list comes from its first member"
+        elif any(a >= b for a, b in zip(ids, ids[1:])) or ids[-1] >= next_id:
+            why = "member ids not ascending below the next id"
+        elif sender != old[0]:
+            now = time.monotonic()
+            quiet = self.settings.suspect_ms / 2000
+            older = old[:old.index(sender)]
+            if any(m in ids for m in older):
+                why = f"member {sender} is not the master, and keeps older members"
+            elif any(m != self.me and now - self.last_heard.get(m, 0.0) < quiet
+                     for m in older):
+                why = f"member {sender} drops older members this member still hears"
+        if why:
+            self._refuse("members", sender, -1, why)
+            return
+        self._apply_view(version, next_id, members)
 
     # ------------------------------------------------------------------ clients
-    async def _client_loop(self, first: tuple[Any, ...], reader: asyncio.StreamReader,
-                           writer: asyncio.StreamWriter) -> None:
-        f: tuple[Any, ...] | None = first
+    async def _client_loop(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                           state: list[float]) -> None:
         pending: set[asyncio.Task[None]] = set()
+        limits, max_frame = self._client_limits, self.settings.max_frame
         try:
             for _ in range(2**62):              # ends with the connection
-                if f is None:
-                    obj = await wire.read_frame(reader, self.settings.max_frame)
-                    if obj is None:
-                        return
-                    f = wire.parse(obj)
+                obj = await wire.read_frame(reader, max_frame, limits)
+                if obj is None:
+                    return
+                state[1] = time.monotonic()
+                f = wire.parse(obj)
                 t = asyncio.get_running_loop().create_task(self._answer(f, writer))
                 pending.add(t)
                 t.add_done_callback(pending.discard)
-                f = None
         finally:
             for t in pending:
                 t.cancel()
@@ -583,7 +838,7 @@ class Member:
             elif tag == "status":
                 out = self.status()
             elif tag == "join":
-                out = self._on_join(f[2], f[3], f[4])
+                out = await self._on_join(f[2], f[3], f[4])
             else:
                 raise _Refused("bad_request", f"{tag} is not a client request")
             writer.write(wire.frame("ok", req, out))
@@ -617,7 +872,7 @@ class Member:
         live = {m for m, _, _ in self.view}
         self._req += 1
         req = self._req
-        data = wire.frame("backup", req, p, [list(e) for e in entries])
+        data = wire.frame("backup", req, p, node.versions.item(p), [list(e) for e in entries])
         if len(data) - 4 + _CHUNK_FIELDS > self.settings.max_frame:
             # the backup frame, and later a migration's chunk, must fit a member's frame
             raise _Refused("too_large", f"partition {p}: {len(data) - 4} bytes of entries do "
@@ -659,7 +914,7 @@ class Member:
                 "members": [list(m) for m in self.view], "version": self.view_version,
                 "stamp": node.stamp}
 
-    def _on_join(self, host: str, port: int, config: Any) -> dict[str, Any]:
+    async def _on_join(self, host: str, port: int, config: Any) -> dict[str, Any]:
         if self.node is None:
             raise _Refused("not_ready", f"member {self.me} is not in a cluster yet")
         if not self.is_master:
@@ -668,6 +923,23 @@ class Member:
         mine = self.settings.cluster_config()
         if config != mine:
             raise _Refused("config_mismatch", f"the cluster runs with {mine}, got {config}")
+        if any((h, p) == (host, port) for _, h, p in self.view):
+            raise _Refused("not_ready", f"{host}:{port} is a member's address; retry once "
+                                        f"that member is gone")
+        # the joiner must answer at the address it gives, authenticate, and be outside any
+        # cluster: no phantom member is ever listed
+        try:
+            st = await self._request(host, port, "status", timeout=2.0)
+        except (OSError, asyncio.TimeoutError, ConnectionError, wire.WireError) as exc:
+            self.stats["joins_refused"] += 1
+            raise _Refused("unreachable", f"no joining member answers at {host}:{port}: "
+                                          f"{exc or type(exc).__name__}") from None
+        if st[0] != "ok" or not isinstance(st[2], dict) or st[2].get("member") != -1 \
+                or st[2].get("port") != port:
+            self.stats["joins_refused"] += 1
+            raise _Refused("bad_join", f"{host}:{port} is not a member waiting to join")
+        if not self.is_master or any((h, p) == (host, port) for _, h, p in self.view):
+            raise _Refused("not_ready", "the member list changed meanwhile; retry")
         mid = self.next_id
         self.next_id += 1
         self.stats["joins"] += 1
@@ -693,7 +965,7 @@ class Member:
             "migrations_committed": self.marks["master_committed"],
             "migrations_failed": self.marks["migration_failed"],
             "marks": dict(self.marks), "stats": dict(self.stats),
-            "settings": {k: v for k, v in asdict(self.settings).items() if k != "join"},
+            "settings": self._settings_shown,
             "uptime_ms": self.now(), "cpu_ms": int(time.process_time() * 1000), "recent": list(self.recent)[-20:],
         }
 
@@ -704,17 +976,3 @@ class _Refused(Exception):
     def __init__(self, code: str, text: str, detail: Any = None) -> None:
         super().__init__(text)
         self.code, self.text, self.detail = code, text, detail
-
-
-async def _request(host: str, port: int, tag: str, *fields: Any, timeout: float,
-                   max_frame: int = wire.MAX_FRAME) -> tuple[Any, ...]:
-    """One request on a fresh connection; the parsed answer frame."""
-    reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port), timeout)
-    try:
-        writer.write(wire.frame(tag, 1, *fields))
-        obj = await asyncio.wait_for(wire.read_frame(reader, max_frame), timeout)
-        if obj is None:
-            raise ConnectionError(f"{host}:{port} closed the connection")
-        return wire.parse(obj)
-    finally:
-        writer.close()

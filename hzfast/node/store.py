@@ -15,13 +15,19 @@ MigrationId = tuple[int, int]
 
 
 class Store:
-    """Replica data by partition, and data staged by migration id."""
+    """Replica data by partition, and data staged by migration id and sender.
+
+    What each member sent for a migration is staged apart: a commit installs only what
+    the migration's real source sent (:meth:`install`), never what another member
+    staged under the same id.
+    """
 
     __slots__ = ("_bytes", "data", "staged")
 
     def __init__(self) -> None:
         self.data: dict[int, dict[Key, bytes]] = {}
-        self.staged: dict[MigrationId, dict[Key, bytes]] = {}
+        #: migration id -> sender -> (partition, entries)
+        self.staged: dict[MigrationId, dict[int, tuple[int, dict[Key, bytes]]]] = {}
         self._bytes: dict[int, int] = {}       # value bytes per partition, kept as it changes
 
     def put(self, partition: int, entries: Iterable[tuple[Key, bytes]]) -> None:
@@ -44,24 +50,42 @@ class Store:
         return list(self.data.get(partition, {}).items())
 
     def stage(self, migration: MigrationId, entries: Iterable[tuple[Key, bytes]],
-              first: bool) -> None:
-        """Hold copied data for ``migration`` until it commits (``first``: start over)."""
-        if first:
-            self.staged[migration] = {}
-        self.staged.setdefault(migration, {}).update(entries)
+              first: bool, sender: int = -1, partition: int = -1) -> bool:
+        """Hold data ``sender`` copied for ``migration`` (of ``partition``) until it
+        commits (``first``: start over). False, and nothing staged, when ``sender``
+        staged this migration for another partition."""
+        by = self.staged.setdefault(migration, {})
+        cur = by.get(sender)
+        if first or cur is None:
+            cur = by[sender] = (partition, {})
+        elif cur[0] != partition:
+            return False
+        cur[1].update(entries)
+        return True
 
-    def install(self, migration: MigrationId, partition: int, keep: bool) -> bool:
-        """A destination's commit: the staged data becomes ``partition``'s (``keep``) or,
-        where the destination ends up holding no data replica, the partition is dropped.
-        False if nothing was staged and data was to be kept."""
-        staged = self.staged.pop(migration, None)
+    def install(self, migration: MigrationId, partition: int, keep: bool,
+                source: int = -1) -> bool:
+        """A destination's commit: what ``source`` staged for ``migration`` becomes
+        ``partition``'s data (``keep``) or, where the destination ends up holding no data
+        replica, the partition is dropped. What other senders staged is dropped. False if
+        ``source`` staged nothing for this partition and data was to be kept."""
+        by = self.staged.pop(migration, None) or {}
         if not keep:
             self.clear(partition)
             return True
-        if staged is None:
+        got = by.get(source)
+        if got is None or got[0] not in (-1, partition):
             return False
-        self.put(partition, staged.items())
+        self.put(partition, got[1].items())
         return True
+
+    def drop_staged(self, migration: MigrationId, sender: int) -> int:
+        """Drop what ``sender`` staged for ``migration``; its partition (-1: nothing)."""
+        by = self.staged.get(migration)
+        got = by.pop(sender, None) if by is not None else None
+        if by is not None and not by:
+            del self.staged[migration]
+        return got[0] if got is not None else -1
 
     def discard(self, migration: MigrationId) -> None:
         """A destination's rollback: drop what was staged."""

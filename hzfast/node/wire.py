@@ -12,6 +12,7 @@ an :class:`asyncio.StreamReader`.
 from __future__ import annotations
 
 import asyncio
+import gc
 import struct
 from collections.abc import Callable
 from typing import Any
@@ -23,11 +24,26 @@ from numpy.typing import NDArray
 from hzfast.protocol import messages as msg
 from hzfast.protocol.messages import MigrationInfo, MigrationStatus
 
-__all__ = ["FRAMES", "MAX_FRAME", "SCHEMA", "WireError", "decode_message", "encode_message",
-           "frame", "parse", "read_frame", "unpack"]
+__all__ = ["AUTH_FRAME", "AUTH_TAGS", "CLIENT_TAGS", "Caps", "CONTROL_FRAME", "DATA_TAGS", "FRAMES",
+           "MAX_FRAME", "MEMBERS_FRAME", "PEER_TAGS", "SCHEMA", "WireError", "caps",
+           "decode_message", "encode_message", "frame", "parse", "read_frame", "unpack"]
 
-#: The default largest frame a node or client accepts (bytes after the length prefix).
+#: The default largest frame a client accepts (bytes after the length prefix); a member
+#: reads with the caps of :func:`caps` (``Settings.max_frame`` for data frames).
 MAX_FRAME = 64 << 20
+#: The largest handshake frame (the only frames read before a connection authenticates).
+AUTH_FRAME = 1024
+#: The largest control frame (heartbeats, acks, requests without data, errors).
+CONTROL_FRAME = 8 << 10
+#: The largest member list (about 8,000 members).
+MEMBERS_FRAME = 256 << 10
+#: The handshake's tags, in order: client hello, server challenge, client proof.
+AUTH_TAGS = ("auth", "challenge", "proof")
+#: Tags that carry replica data or tables: capped by the data frame size.
+DATA_TAGS = frozenset({"msg", "chunk", "backup", "put", "get", "ok"})
+#: What a member accepts on a peer connection, and on a client connection.
+PEER_TAGS = ("msg", "hb", "members", "chunk", "chunk_ack", "backup", "backup_ack")
+CLIENT_TAGS = ("join", "put", "get", "locate", "status")
 _LEN = struct.Struct(">I")
 _I64 = (-(2**63), 2**63 - 1)
 _MAX_TEXT = 4096            # reasons, host names, error messages
@@ -52,31 +68,112 @@ def frame(*fields: Any) -> bytes:
     return _LEN.pack(len(body)) + body
 
 
+class _TooMany(ValueError):
+    pass
+
+
+_SMALL = 4096            # bodies up to this size decode without the container budget
+
+
 def unpack(body: bytes) -> list[Any]:
     """The msgpack array of one frame body.
+
+    Decoding cannot amplify memory much: every string, binary, array and map is at most
+    the body's length, and the body holds at most one array or map per 4 of its bytes
+    (the smallest legitimate container, a ``[key, value]`` entry, takes 4), so what
+    decoding builds is within about 25 times the body's size.
 
     Raises
     ------
     WireError
-        The bytes are not one complete msgpack array led by a string tag.
+        The bytes are not one complete msgpack array led by a string tag, or hold more
+        containers than that.
     """
+    n = len(body)
+    if n <= _SMALL:                      # at most a few hundred KiB built: no budget needed
+        try:
+            obj = msgpack.unpackb(body, raw=False, strict_map_key=True, use_list=True)
+        except (ValueError, TypeError, RecursionError, msgpack.UnpackException) as exc:
+            raise WireError(f"frame: not msgpack ({type(exc).__name__})") from None
+        if not isinstance(obj, list) or not obj or not isinstance(obj[0], str):
+            raise WireError("frame: not an array led by a tag")
+        return obj
+    budget = [n // 4 + 2]
+
+    def count(x: Any) -> Any:
+        budget[0] -= 1
+        if budget[0] < 0:
+            raise _TooMany
+        return x
+
+    collecting = gc.isenabled()
+    if collecting:      # the collector would walk the new lists again and again: no cycles here
+        gc.disable()
     try:
-        obj = msgpack.unpackb(body, raw=False, strict_map_key=True, use_list=True)
+        obj = msgpack.unpackb(body, raw=False, strict_map_key=True, use_list=True,
+                              max_bin_len=n, max_str_len=n, max_array_len=n, max_map_len=n,
+                              max_ext_len=0, list_hook=count, object_hook=count)
+    except _TooMany:
+        raise WireError(f"frame: more than {n // 4 + 2} arrays and maps in {n} bytes") from None
     except (ValueError, TypeError, RecursionError, msgpack.UnpackException) as exc:
         raise WireError(f"frame: not msgpack ({type(exc).__name__})") from None
+    finally:
+        if collecting:
+            gc.enable()
     if not isinstance(obj, list) or not obj or not isinstance(obj[0], str):
         raise WireError("frame: not an array led by a tag")
     return obj
 
 
-async def read_frame(reader: asyncio.StreamReader, max_frame: int = MAX_FRAME) -> list[Any] | None:
+class Caps(dict[str, int]):
+    """Tag -> largest body (a dict); ``floor`` is the smallest of them."""
+
+    floor = 0
+
+
+def caps(data: int, tags: tuple[str, ...] | frozenset[str] | None = None) -> Caps:
+    """The largest frame of each tag (of ``tags``; default every tag): ``data`` bytes for
+    the tags of :data:`DATA_TAGS`, :data:`MEMBERS_FRAME` for ``members``,
+    :data:`AUTH_FRAME` for the handshake, :data:`CONTROL_FRAME` for the others."""
+    out = Caps()
+    for t in (FRAMES if tags is None else tags):
+        out[t] = (data if t in DATA_TAGS else MEMBERS_FRAME if t == "members"
+                  else AUTH_FRAME if t in AUTH_TAGS else CONTROL_FRAME)
+    out.floor = min(out.values(), default=0)
+    return out
+
+
+def _peek_tag(body: bytes) -> str | None:
+    """The tag a frame body starts with, read from its first bytes without decoding it
+    (an array header, then a short string); None when it does not start so."""
+    b = body[0]
+    i = 1 if 0x91 <= b <= 0x9f else 3 if b == 0xdc else 5 if b == 0xdd else 0
+    if not i or len(body) <= i or not 0xa0 <= body[i] <= 0xbf:
+        return None
+    end = i + 1 + body[i] - 0xa0
+    if end > len(body):
+        return None
+    try:
+        return body[i + 1:end].decode()
+    except UnicodeDecodeError:
+        return None
+
+
+async def read_frame(reader: asyncio.StreamReader, max_frame: int = MAX_FRAME,
+                     limits: dict[str, int] | None = None) -> list[Any] | None:
     """Read one frame; ``None`` at a clean end of stream (between frames).
+
+    With ``limits`` (tag: largest body, see :func:`caps`), the tag is read from the
+    body's first bytes, and a tag not in ``limits`` or a body over its tag's limit is
+    refused before anything is decoded (``max_frame``, the largest of the limits,
+    bounds what is buffered).
 
     Raises
     ------
     WireError
         The stream ended inside a frame (truncated), the length is 0 or above
-        ``max_frame`` (oversized), or the body is not a tagged msgpack array.
+        ``max_frame`` or its tag's limit (oversized), a tag not allowed here, or the
+        body is not a tagged msgpack array.
     """
     try:
         head = await reader.readexactly(4)
@@ -91,7 +188,21 @@ async def read_frame(reader: asyncio.StreamReader, max_frame: int = MAX_FRAME) -
         body = await reader.readexactly(n)
     except asyncio.IncompleteReadError as exc:
         raise WireError(f"frame: truncated ({len(exc.partial)} of {n} bytes)") from None
-    return unpack(body)
+    if limits is None:
+        return unpack(body)
+    if n <= (limits.floor if type(limits) is Caps else min(limits.values(), default=0)):
+        obj = unpack(body)                  # within every tag's limit
+        tag = obj[0]
+    else:
+        tag = _peek_tag(body)
+        if tag is None:
+            raise WireError("frame: not an array led by a short tag")
+        obj = None
+    if tag not in limits:
+        raise WireError(f"frame: tag {tag[:40]!r} is not accepted here")
+    if n > limits[tag]:
+        raise WireError(f"{tag[:40]}: length {n} outside 1..{limits[tag]}")
+    return obj if obj is not None else unpack(body)
 
 
 # ---------------------------------------------------------------------------- fields
@@ -163,30 +274,44 @@ def _any(v: Any, what: str) -> Any:
     return v
 
 
+def _b32(v: Any, what: str) -> bytes:
+    if type(v) is not bytes or len(v) != 32:
+        raise WireError(f"{what}: expected 32 bytes, got "
+                        f"{len(v) if type(v) is bytes else type(v).__name__}")
+    return v
+
+
 _FIELD: dict[str, Callable[[Any, str], Any]] = {
     "int": _int, "bool": _bool, "str": _str, "entries": _entries, "keys": _keys,
-    "members": _members, "any": _any,
+    "members": _members, "any": _any, "b32": _b32,
+    "name": lambda v, w: _str(v, w, 255),
     "id": lambda v, w: _int(v, w, 0, 2**31 - 2),
+    "id?": lambda v, w: _int(v, w, -1, 2**31 - 2),
     "partition": lambda v, w: _int(v, w, 0, 10_000_000),
 }
 
-#: Every frame tag and its fields (after the tag). Peers: ``hello`` (my member id),
+#: Every frame tag and its fields (after the tag). The handshake (every connection, first,
+#: :mod:`hzfast.node.auth`): ``auth`` (cluster name, role "peer"/"client", member id or
+#: -1, nonce), ``challenge`` (nonce, proof), ``proof`` (proof). Peers:
 #: ``msg`` (a protocol message, :func:`encode_message`), ``hb`` (member id, member-list
 #: version), ``members`` (version, next id, [[id, host, port], ...], oldest first),
 #: ``chunk`` (effect id, mode "stage"/"merge", migration id, partition, entries, seq, last),
-#: ``chunk_ack`` (effect id, ok), ``backup`` (request id, partition, entries),
-#: ``backup_ack`` (request id, ok). Clients: ``join`` (request id, host, port, config), ``put``
+#: ``chunk_ack`` (effect id, ok), ``backup`` (request id, partition, the owner's partition
+#: version, entries), ``backup_ack`` (request id, ok). Clients: ``join`` (request id, host,
+#: port, config), ``put``
 #: (request id, partition, entries), ``get`` (request id, partition, keys), ``locate`` and
 #: ``status`` (request id). Answers: ``ok`` (request id, payload) and ``error``
 #: (request id, code, message, detail).
 FRAMES: dict[str, tuple[str, ...]] = {
-    "hello": ("id",),
+    "auth": ("name", "str", "id?", "b32"),
+    "challenge": ("b32", "b32"),
+    "proof": ("b32",),
     "msg": ("any",),
     "hb": ("id", "int"),
     "members": ("int", "int", "members"),
     "chunk": ("int", "str", "int", "int", "partition", "entries", "int", "bool"),
     "chunk_ack": ("int", "bool"),
-    "backup": ("int", "partition", "entries"),
+    "backup": ("int", "partition", "int", "entries"),
     "backup_ack": ("int", "bool"),
     "join": ("int", "str", "int", "any"),
     "put": ("int", "partition", "entries"),

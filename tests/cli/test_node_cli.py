@@ -47,7 +47,9 @@ def test_cluster_up_status_down(tmp_path: Path) -> None:
     logs = Path(json.loads(state.read_text())["log_dir"])
     try:
         assert len(members) == 3 and len({m["port"] for m in members}) == 3
-        assert sorted(f.name for f in logs.iterdir()) == [f"member-{i}.log" for i in (1, 2, 3)]
+        assert sorted(f.name for f in logs.iterdir()) == [
+            *(f"member-{i}.log" for i in (1, 2, 3)), "secret"]
+        assert (logs / "secret").stat().st_mode & 0o777 == 0o600     # generated, private
         snap: dict = {}
         end = time.monotonic() + 60
         while time.monotonic() < end:                   # until the three settle

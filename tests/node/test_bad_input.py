@@ -2,10 +2,11 @@
 nothing, and says what was wrong.
 
 Two members (31 partitions, 1 backup) run as ``python -m hzfast node`` processes for the
-whole module; entries are written through :class:`hzfast.node.Client` first. Raw sockets
-then send garbage, truncated frames, oversized length prefixes, msgpack that is not a
-frame, frames from a member id the cluster does not know, and client writes to the wrong
-member or partition. The last test checks that both processes are alive, the cluster is
+whole module; entries are written through :class:`hzfast.node.Client` first. Raw sockets,
+authenticated with the cluster's secret (hzfast.node.auth.connect_socket: what an insider
+can do; tests/node/test_security.py has the outsiders), then send garbage, truncated
+frames, oversized length prefixes, msgpack that is not a frame, frames from a member id
+the cluster does not know, and client writes to the wrong member or partition. The last test checks that both processes are alive, the cluster is
 still settled, and every entry written first reads back with its value. Tests run in file
 order (the last one relies on that).
 """
@@ -23,12 +24,13 @@ import numpy as np
 import pytest
 
 from hzfast.hashing import partition_ids
-from hzfast.node import Client, wire
+from hzfast.node import auth, wire
 from hzfast.node.chaos import LocalCluster, Process, settled
 from hzfast.protocol import messages as msg
 
 P = 31
 IO_TIMEOUT = 10.0             # seconds any socket operation may take
+SECRETS: dict[int, bytes] = {}   # port -> its cluster's secret
 
 
 class Cluster:
@@ -62,10 +64,16 @@ def read_answer(s: socket.socket) -> list[Any] | None:
     return None if body is None else msgpack.unpackb(body, raw=False)
 
 
-def connect(proc: Process) -> socket.socket:
-    s = socket.create_connection(proc.address, timeout=IO_TIMEOUT)
+def connect(proc: Process, member: int = -1) -> socket.socket:
+    """An authenticated connection: a client's, or with ``member`` a peer's."""
+    s = auth.connect_socket(proc.address, secret=SECRETS[proc.port], timeout=IO_TIMEOUT,
+                            role="peer" if member >= 0 else "client", member=member)
     s.settimeout(IO_TIMEOUT)
     return s
+
+
+def max_frame(proc: Process) -> int:
+    return int(status(proc)["settings"]["max_frame"])
 
 
 def request(proc: Process, tag: str, *fields: Any) -> list[Any]:
@@ -140,11 +148,12 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         a = lc.start_member()
         b = lc.start_member(a.address)
         procs = [a, b]
+        SECRETS.update({a.port: lc.secret, b.port: lc.secret})
         wait_for("the two members settle", lambda: _settled(procs), 30.0)
         entries = {f"entry-{i}": f"value-{i}-".encode() * (1 + i % 7) for i in range(300)}
 
         async def write() -> None:
-            async with Client([a.address, b.address], deadline=20.0) as c:
+            async with lc.client([a.address, b.address], deadline=20.0) as c:
                 acked, failed = await c.put_many(entries)
             assert failed == {} and sorted(acked) == sorted(entries)
 
@@ -187,7 +196,7 @@ def test_oversized_length_prefix(cluster):
     before = counter(a, "stats", "connections_rejected")
     with connect(a) as s:
         s.sendall(struct.pack(">I", 2**32 - 1) + b"\x93" * 64)
-        closed_with_bad_frame(s, f"length {2**32 - 1} outside 1..{wire.MAX_FRAME}")
+        closed_with_bad_frame(s, f"length {2**32 - 1} outside 1..{max_frame(a)}")
     with connect(a) as s:
         s.sendall(b"\x00\x00\x00\x00")
         closed_with_bad_frame(s, "length 0 outside")
@@ -220,10 +229,9 @@ def test_frames_from_an_unknown_member_are_refused(cluster):
     refused0 = before["stats"].get("backups_refused", 0)
     received0 = before["stats"].get("messages_received", 0)
     key = key_of(p, "stranger")
-    with connect(b) as s:
-        s.sendall(wire.frame("hello", stranger))
+    with connect(b, member=stranger) as s:
         s.sendall(wire.frame("msg", wire.encode_message(msg.FetchPartitionState(stranger))))
-        s.sendall(wire.frame("backup", 77, p, [[key, b"forged"]]))
+        s.sendall(wire.frame("backup", 77, p, 0, [[key, b"forged"]]))
         wait_for("b counts the refused backup",
                  lambda: counter(b, "stats", "backups_refused") == refused0 + 1)
         wait_for("b rejects the message",
@@ -247,7 +255,9 @@ def lone_member(tmp_path: Any) -> Iterator[Process]:
     """A one-member cluster of its own (a test here may take it down)."""
     lc = LocalCluster(partitions=P, backups=1, log_level="WARNING", log_dir=str(tmp_path))
     try:
-        yield lc.start_member()
+        m = lc.start_member()
+        SECRETS[m.port] = lc.secret
+        yield m
     finally:
         lc.stop_all()
 
@@ -256,8 +266,7 @@ def test_a_member_list_from_an_unknown_member_is_ignored(lone_member):
     m = lone_member
     assert status(m)["members"] == [[m.member, "127.0.0.1", m.port]]
     stranger = 999
-    with connect(m) as s:
-        s.sendall(wire.frame("hello", stranger))
+    with connect(m, member=stranger) as s:
         s.sendall(wire.frame("members", 10**6, 1000, [[stranger, "127.0.0.1", 1]]))
         s.settimeout(1.0)                 # give the member a second to act on it
         try:
@@ -269,6 +278,8 @@ def test_a_member_list_from_an_unknown_member_is_ignored(lone_member):
     st = status(m)
     assert st["members"] == [[m.member, "127.0.0.1", m.port]]
     assert st["version"] == 1
+    assert st["stats"]["members_refused"] == 1
+    assert any(f"members from {stranger} p-1 refused: not a member" in r for r in st["recent"])
 
 
 # ---------------------------------------------------------------------------- client writes
@@ -329,7 +340,7 @@ def test_a_frame_just_under_the_max_is_accepted(cluster):
     a = cluster.procs[0]
     p = int(np.flatnonzero(replicas(a)[:, 0] == a.member)[0])
     key = key_of(p, "big")
-    size = wire.MAX_FRAME - 128    # room for the backup frame and a migration chunk's fields
+    size = max_frame(a) - 128      # room for the backup frame and a migration chunk's fields
     with connect(a) as s:
         s.sendall(_put_of_size(p, key, size))
         got = read_answer(s)
@@ -344,7 +355,7 @@ def test_a_put_of_exactly_the_max_is_backed_up(cluster):
     p = int(np.flatnonzero(replicas(a)[:, 0] == a.member)[0])
     key = key_of(p, "edge")
     with connect(a) as s:
-        s.sendall(_put_of_size(p, key, wire.MAX_FRAME))
+        s.sendall(_put_of_size(p, key, max_frame(a)))
         got = read_answer(s)
     assert got is not None and got[:3] != ["error", 1, "backup_failed"], "the finding"
     # fixed either way: acknowledged (owner and backup hold it), or refused up front as too
@@ -362,20 +373,21 @@ def test_a_frame_over_the_max_closes_the_connection(cluster):
     with open(b.log, "rb") as f:
         log_before = f.read().count(b"closes a connection")
     p = int(np.flatnonzero(replicas(b)[:, 0] == b.member)[0])
-    data = _put_of_size(p, key_of(p, "huge"), wire.MAX_FRAME + 1)
+    limit = max_frame(b)
+    data = _put_of_size(p, key_of(p, "huge"), limit + 1)
     with connect(b) as s:
         try:
             s.sendall(data)       # the member may close before it has read it all
         except (BrokenPipeError, ConnectionResetError):
             pass
-        closed_with_bad_frame(s, f"length {wire.MAX_FRAME + 1} outside 1..{wire.MAX_FRAME}")
+        closed_with_bad_frame(s, f"length {limit + 1} outside 1..{limit}")
     assert counter(b, "stats", "connections_rejected") == before + 1
 
     def logged() -> bool:
         with open(b.log, "rb") as f:
             text = f.read()
         return (text.count(b"closes a connection") == log_before + 1
-                and f"length {wire.MAX_FRAME + 1} outside".encode() in text)
+                and f"length {limit + 1} outside".encode() in text)
     wait_for("the member logs the closed connection", logged, 5.0)
 
 
@@ -387,7 +399,7 @@ def test_nothing_was_lost(cluster):
     wait_for("the cluster is settled", lambda: _settled(cluster.procs), 10.0)
 
     async def read() -> dict[str, bytes | None]:
-        async with Client([p.address for p in cluster.procs], deadline=10.0) as c:
+        async with cluster.lc.client([p.address for p in cluster.procs], deadline=10.0) as c:
             return await c.get_many(list(cluster.entries))
 
     got = asyncio.run(asyncio.wait_for(read(), 30.0))

@@ -5,12 +5,14 @@ event loop, so the test can look inside them (store, protocol node, stats)."""
 from __future__ import annotations
 
 import asyncio
+import socket
 import time
+from typing import Any
 
 import numpy as np
 import pytest
 
-from hzfast.node import Client, Member, Settings, Store
+from hzfast.node import Client, Member, Settings, Store, auth, wire
 from hzfast.node.chaos import settled
 
 
@@ -23,7 +25,7 @@ async def _settle(members: list[Member], timeout: float = 30.0) -> None:
     raise AssertionError([m.status()["state"] for m in members])
 
 
-async def _cluster(n: int, **kw: int) -> list[Member]:
+async def _cluster(n: int, **kw: Any) -> list[Member]:
     first = Member(Settings(partitions=61, **kw))
     await first.start()
     out = [first]
@@ -95,6 +97,16 @@ def test_a_join_with_other_settings_is_refused() -> None:
     ({"design": "fast"}, ValueError, "design"),
     ({"link_delay_ms": -1}, ValueError, "link_delay_ms"),
     ({"max_frame": 10}, ValueError, "max_frame"),
+    ({"max_frame": 1 << 20}, ValueError, r"chunk_bytes \+ 1024 = 1049600"),
+    ({"host": "0.0.0.0"}, ValueError, "protected mode: 0.0.0.0 is not a loopback address"),
+    ({"host": ""}, ValueError, "protected mode: every interface"),
+    ({"host": "192.168.1.9", "tls_cert": "c", "tls_key": "k"}, ValueError, "protected mode"),
+    ({"secret": b"short"}, ValueError, "at least 16 bytes"),
+    ({"secret": "a str"}, TypeError, "Settings.secret must be bytes"),
+    ({"tls_cert": "c.pem"}, ValueError, "tls_cert and tls_key go together"),
+    ({"tls_ca": "ca.pem"}, ValueError, "tls_ca needs tls_cert"),
+    ({"cluster_name": ""}, ValueError, "cluster_name"),
+    ({"max_connections": 0}, ValueError, "max_connections"),
 ])
 def test_settings_are_checked(kw: dict, err: type, text: str) -> None:
     with pytest.raises(err, match=text):
@@ -116,3 +128,78 @@ def test_store_counts_bytes_as_it_changes() -> None:
     s.stage((1, 3), [("e", b"1")], first=True)
     s.discard((1, 3))
     assert s.staged == {}
+
+
+def test_settings_max_frame_follows_the_chunk_size_and_the_tables() -> None:
+    assert Settings().max_frame == (1 << 20) + (64 << 10)
+    assert Settings(chunk_bytes=4 << 20).max_frame == (4 << 20) + (64 << 10)
+    big = Settings(partitions=100_000)                     # tables of 100,000 rows
+    assert big.max_frame > 2 * 4 * 100_000 * 8
+    assert Settings(max_frame=(1 << 20) + 1024).max_frame == (1 << 20) + 1024
+    assert "secret" not in repr(Settings(secret=b"s" * 16))
+
+
+def test_store_installs_only_what_the_source_staged() -> None:
+    s = Store()
+    s.stage((1, 1), [("k", b"real")], first=True, sender=2, partition=5)
+    s.stage((1, 1), [("k", b"FORGED"), ("x", b"FORGED")], first=True, sender=9, partition=5)
+    assert not s.stage((1, 1), [("y", b"1")], first=False, sender=2, partition=6)
+    assert s.install((1, 1), 5, keep=True, source=2)
+    assert s.get(5, ["k", "x", "y"]) == [b"real", None, None] and s.staged == {}
+    s.stage((1, 2), [("k", b"FORGED")], first=True, sender=9, partition=5)
+    assert not s.install((1, 2), 5, keep=True, source=2)    # the source staged nothing
+    assert s.get(5, ["k"]) == [b"real"]
+    s.stage((1, 3), [("k", b"x")], first=True, sender=9, partition=5)
+    assert s.drop_staged((1, 3), 9) == 5 and s.staged == {}
+    assert s.drop_staged((1, 3), 9) == -1
+
+
+def test_members_and_clients_need_the_secret() -> None:
+    async def main() -> None:
+        secret = b"s" * 32
+        ms = await _cluster(2, secret=secret)          # peers authenticate with it
+        try:
+            async with Client([("127.0.0.1", ms[0].port)], secret=secret) as c:
+                acked, _ = await c.put_many({"a": b"1"})
+                assert acked == ["a"]
+            for kw, code in (({"secret": b"t" * 32}, "auth_failed"),
+                             ({"secret": secret, "cluster_name": "other"}, "cluster_name")):
+                other = Member(Settings(partitions=61, join=("127.0.0.1", ms[0].port), **kw))
+                with pytest.raises(ConnectionError, match=code):
+                    await other.start()
+                other.stop()
+            assert ms[0].stats["auth_failed"] >= 2
+            assert ms[0].stats["auth_refused_by_peer"] == 0
+        finally:
+            for m in ms:
+                m.stop()
+    asyncio.run(main())
+
+
+def test_silent_and_unauthenticated_connections_are_closed() -> None:
+    """An authenticated connection that sends no complete frame for idle_timeout_ms, and a
+    connection that does not finish the handshake in auth_timeout_ms, are closed."""
+    async def main() -> None:
+        ms = await _cluster(1, idle_timeout_ms=400, auth_timeout_ms=400)
+        m = ms[0]
+        try:
+            loop = asyncio.get_running_loop()
+            authed = await loop.run_in_executor(None, lambda: auth.connect_socket(
+                ("127.0.0.1", m.port), timeout=5.0))
+            authed.sendall(wire.frame("status", 1)[:5])          # a frame never finished
+            bare = await loop.run_in_executor(None, lambda: socket.create_connection(
+                ("127.0.0.1", m.port), timeout=5.0))
+            for _ in range(100):                                 # at most 5 s
+                if m.stats["idle_timeouts"] and m.stats["auth_timeouts"]:
+                    break
+                await asyncio.sleep(0.05)
+            assert m.stats["idle_timeouts"] == 1 and m.stats["auth_timeouts"] == 1
+            for s in (authed, bare):
+                got = await loop.run_in_executor(None, s.recv, 1)
+                assert got == b""                                # closed by the member
+                s.close()
+            assert not m._conns                                  # nothing held any more
+        finally:
+            for x in ms:
+                x.stop()
+    asyncio.run(main())

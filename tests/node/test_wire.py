@@ -200,13 +200,15 @@ def test_schema_kinds_are_known():
 
 # ---------------------------------------------------------------------------- frames
 VALID_FRAMES: dict[str, list[Any]] = {
-    "hello": [3],
+    "auth": ["hzfast", "peer", 3, b"n" * 32],
+    "challenge": [b"n" * 32, b"m" * 32],
+    "proof": [b"m" * 32],
     "msg": [wire.encode_message(msg.MigrationCommit(1, MIGS[0]))],
     "hb": [3, 12],
     "members": [4, 9, [[1, "127.0.0.1", 5701], [5, "host-b", 0], [8, "::1", 65535]]],
     "chunk": [7, "stage", 1, 4, 30, [["k1", b"v1"], ["", b""]], 0, True],
     "chunk_ack": [7, False],
-    "backup": [11, 0, [["key", b"\x00\xff"]]],
+    "backup": [11, 0, 4, [["key", b"\x00\xff"]]],
     "backup_ack": [11, True],
     "join": [1, "127.0.0.1", 5702, {"partitions": 31, "backups": 1}],
     "put": [2, 10_000_000, [["a", b"1"], ["b", b""]]],
@@ -219,7 +221,8 @@ VALID_FRAMES: dict[str, list[Any]] = {
 
 # per field kind: a value of the wrong type (None where any value is fine)
 _WRONG: dict[str, Any] = {"int": "3", "id": 3.0, "partition": True, "bool": 1, "str": b"s",
-                          "entries": {"k": b"v"}, "keys": "k", "members": 5, "any": None}
+                          "entries": {"k": b"v"}, "keys": "k", "members": 5, "any": None,
+                          "b32": b"n" * 31, "name": "x" * 256, "id?": -2}
 
 
 def test_every_tag_has_a_valid_example():
@@ -373,10 +376,12 @@ def test_table_of_another_cluster_shape_is_refused():
     ("put", [1, 10_000_001, []], "put.1: 10000001 outside"),
     ("put", [2**63, 0, []], "put.0: 9223372036854775808 outside"),
     ("get", [1, 0, ["a", None]], r"get.2\[1\]: a key must be a string, got NoneType"),
-    ("backup", [1, 0, [["k", None]]], r"backup.2\[0\]: a value must be bytes"),
+    ("backup", [1, 0, 0, [["k", None]]], r"backup.3\[0\]: a value must be bytes"),
     ("chunk", [1, "stage", 1, 2, 3, [], 0, 1], "chunk.7: expected a bool, got int"),
-    ("hello", [-1], "hello.0: -1 outside"),
-    ("hello", [2**31 - 1], "hello.0: 2147483647 outside"),
+    ("auth", ["c", "peer", -2, b"n" * 32], "auth.2: -2 outside"),
+    ("auth", ["c", "peer", 2**31 - 1, b"n" * 32], "auth.2: 2147483647 outside"),
+    ("auth", ["c", "peer", 1, b"n" * 33], "auth.3: expected 32 bytes, got 33"),
+    ("challenge", [b"n" * 32, "m" * 32], "challenge.1: expected 32 bytes, got str"),
     ("hb", [1, "1"], "hb.1: expected an int, got str"),
     ("members", [1, 2, [[1, "a", 1], [1, "b", 2]]], "members.2: a member id repeats"),
     ("members", [1, 2, [[1, "a", 1], [2, "b", 2], [2, "c", 3]]], "members.2: a member id"),
@@ -462,14 +467,16 @@ def test_one_changed_value_is_decoded_as_said_or_refused(m, data):
 
 
 # ---------------------------------------------------------------------------- read_frame
-def _read_all(data: bytes, max_frame: int = wire.MAX_FRAME) -> list[Any]:
+def _read_all(data: bytes, max_frame: int = wire.MAX_FRAME,
+              limits: dict[str, int] | None = None, eof: bool = True) -> list[Any]:
     async def go() -> list[Any]:
         reader = asyncio.StreamReader()
         reader.feed_data(data)
-        reader.feed_eof()
+        if eof:
+            reader.feed_eof()
         out = []
         for _ in range(len(data) + 1):       # a frame takes at least 5 bytes
-            f = await wire.read_frame(reader, max_frame)
+            f = await asyncio.wait_for(wire.read_frame(reader, max_frame, limits), 5.0)
             if f is None:
                 return out
             out.append(f)
@@ -536,3 +543,72 @@ def test_read_frame_on_any_stream_raises_only_wire_error(pieces, tail):
         return
     for f in frames:
         assert isinstance(f, list) and isinstance(f[0], str)
+
+
+# ---------------------------------------------------------------------------- limits by tag
+PEER = wire.caps(1 << 20, wire.PEER_TAGS)
+CLIENT = wire.caps(1 << 20, wire.CLIENT_TAGS)
+
+
+def test_caps_by_kind():
+    assert PEER == {"msg": 1 << 20, "chunk": 1 << 20, "backup": 1 << 20,
+                    "hb": wire.CONTROL_FRAME, "chunk_ack": wire.CONTROL_FRAME,
+                    "backup_ack": wire.CONTROL_FRAME, "members": wire.MEMBERS_FRAME}
+    assert wire.caps(5, wire.AUTH_TAGS) == dict.fromkeys(wire.AUTH_TAGS, wire.AUTH_FRAME)
+    assert set(wire.caps(5)) == set(wire.FRAMES)
+    assert set(wire.PEER_TAGS) | set(wire.CLIENT_TAGS) | set(wire.AUTH_TAGS) \
+        | {"ok", "error"} == set(wire.FRAMES)
+
+
+def test_a_frame_over_its_tags_cap_is_refused_before_it_is_decoded():
+    # a control frame of 100 KB (a valid frame, padded by an unused bin): refused by its
+    # tag's limit, read from its first bytes; one over the largest limit is refused from
+    # its length prefix, before anything else arrives
+    hb = wire.frame("hb", 1, 2)
+    body = msgpack.packb(["hb", 1, 2, b"p" * 99_980])
+    with pytest.raises(WireError, match=rf"^hb: length {len(body)} outside 1\.\.{wire.CONTROL_FRAME}$"):
+        _read_all(struct.pack(">I", len(body)) + body, 1 << 20, PEER)
+    with pytest.raises(WireError, match=rf"length {(1 << 20) + 1} outside 1\.\.{1 << 20}$"):
+        _read_all(struct.pack(">I", (1 << 20) + 1) + hb[4:], 1 << 20, PEER, eof=False)
+    assert _read_all(hb + wire.frame("chunk_ack", 3, True), 1 << 20, PEER) == [
+        ["hb", 1, 2], ["chunk_ack", 3, True]]
+    big = wire.frame("backup", 1, 0, 0, [["k", b"x" * 200_000]])
+    assert _read_all(big, 1 << 20, PEER)[0][0] == "backup"
+
+
+@pytest.mark.parametrize(("data", "limits", "where"), [
+    (wire.frame("put", 1, 0, []), PEER, "tag 'put' is not accepted here"),
+    (wire.frame("hb", 1, 2), CLIENT, "tag 'hb' is not accepted here"),
+    (wire.frame("hello", 1), CLIENT, "tag 'hello' is not accepted here"),
+    (wire.frame("status", 1), wire.caps(9, wire.AUTH_TAGS), "tag 'status' is not accepted"),
+    (struct.pack(">I", 2000) + b"\xc1" * 2000, PEER, "not msgpack"),
+    (struct.pack(">I", 10_000) + b"\xc1" * 10_000, PEER, "not an array led by a short tag"),
+    (struct.pack(">I", 2) + b"\x91\xc3", PEER, "not an array led by a tag"),
+])
+def test_a_tag_not_accepted_on_a_connection_is_refused(data, limits, where):
+    with pytest.raises(WireError, match=where):
+        _read_all(data, 1 << 20, limits, eof=False)
+
+
+def test_a_tag_msgpack_encodes_otherwise_is_still_found():
+    body = b"\x92\xd9\x06status\x07"            # the tag as a str 8, not a fixstr
+    assert _read_all(struct.pack(">I", len(body)) + body, 1 << 20, CLIENT) == [["status", 7]]
+
+
+def test_decoding_cannot_amplify_memory():
+    """At most one array or map per 4 bytes of a body: a body of empty arrays (the
+    issue's bomb) is refused; the densest real frame, [key, value] entries, passes."""
+    n = 1 << 20
+    bomb = msgpack.packb(["put", 1, 0, []])[:-1] + b"\xdd" + struct.pack(">I", n) + b"\x90" * n
+    with pytest.raises(WireError, match=r"^frame: more than \d+ arrays and maps in \d+ bytes$"):
+        wire.unpack(bomb)
+    pairs = b"\x92\xa2hb\xdc" + struct.pack(">H", 3000) + b"\x91\x90" * 3000  # 6,001 in 6,006
+    with pytest.raises(WireError, match="arrays and maps"):
+        wire.unpack(pairs)
+    dense = wire.frame("put", 1, 0, [["", b""]] * 50_000)[4:]
+    assert len(wire.unpack(dense)[3]) == 50_000
+    maps = msgpack.packb(["ok", 1, [{}] * 5000])
+    with pytest.raises(WireError, match="arrays and maps"):
+        wire.unpack(maps)
+    small = msgpack.packb(["ok", 1, [[]] * 1000])    # up to 4 KiB: bounded by the size alone
+    assert len(wire.unpack(small)[2]) == 1000
