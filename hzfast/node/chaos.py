@@ -21,7 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -232,6 +232,17 @@ async def _wait_settled(client: Client, cluster: LocalCluster, seen: dict[int, d
     return _describe(last) or "no member answered"
 
 
+@contextlib.contextmanager
+def _logs_named(cluster: LocalCluster) -> Iterator[None]:
+    """A failure inside the block becomes a RuntimeError that names the members' log
+    folder (which the cluster keeps when its block ends with an exception)."""
+    try:
+        yield
+    except (RuntimeError, OSError, ConnectionError, ClientError) as exc:
+        raise RuntimeError(f"{str(exc) or type(exc).__name__}; the members' logs are kept "
+                           f"in {cluster.log_dir}") from exc
+
+
 def _value(key: str, size: int) -> bytes:
     head = key.encode()
     return (head * (size // max(1, len(head)) + 1))[:size]
@@ -282,7 +293,7 @@ async def run_chaos(*, members: int = 4, entries: int = 20_000, kills: int = 3, 
     failed: dict[str, str] = {}
     with LocalCluster(partitions=partitions, backups=backups, design=design,
                       max_parallel_migrations=max_parallel_migrations,
-                      suspect_ms=suspect_ms) as cluster:
+                      suspect_ms=suspect_ms) as cluster, _logs_named(cluster):
         first = cluster.start_member()
         for _ in range(members - 1):
             cluster.start_member(first.address)
@@ -340,7 +351,14 @@ async def run_chaos(*, members: int = 4, entries: int = 20_000, kills: int = 3, 
                     raise RuntimeError(f"the cluster did not settle after kill {i + 1}: {why}")
                 if why:
                     out["unsettled"].append(f"after kill {i + 1}: {why}")
-            await asyncio.wait_for(wtask, settle_timeout)
+            try:                          # (the legacy design may leave writes hanging)
+                await asyncio.wait_for(wtask, settle_timeout)
+            except asyncio.TimeoutError:
+                why = (f"the writer was stopped {settle_timeout:g} s after the last kill: "
+                       f"writes still waiting for a partition owner are not acknowledged")
+                if design == "safe":
+                    raise RuntimeError(why) from None
+                out["unsettled"].append(why)
             why = await _wait_settled(client, cluster, seen, settle_timeout)
             ok = not why
             if why:
@@ -395,7 +413,7 @@ async def run_5444(*, design: str = "safe", entries: int = 20_000, partitions: i
     keys = [f"k5444-{i}" for i in range(entries)]
     limit = 90.0 if design == "safe" else 15.0
     with LocalCluster(partitions=partitions, backups=1, design=design,
-                      suspect_ms=suspect_ms) as cluster:
+                      suspect_ms=suspect_ms) as cluster, _logs_named(cluster):
         first = cluster.start_member()
         second = cluster.start_member(first.address)
         client = Client([first.address, second.address], deadline=30.0)
