@@ -245,8 +245,9 @@ def _refuse_running(path: str) -> None:
                         f"remove it or pass another --state-file") from None
     running = [int(m["pid"]) for m in state["members"] if _alive(int(m["pid"]))]
     if running:
+        down = "hzfast cluster down" + ("" if path == STATE_FILE else f" --state-file {path}")
         raise UserError(f"--state-file: {path}: a detached cluster is running (PIDs "
-                        f"{', '.join(map(str, running))}); stop it with `hzfast cluster down` "
+                        f"{', '.join(map(str, running))}); stop it with `{down}` "
                         f"or pass another --state-file")
 
 
@@ -361,7 +362,7 @@ async def _live(addrs: list[tuple[str, int]], seconds: float, once: bool) -> Non
 def _status_table(d: dict[str, Any]) -> Table:
     from rich.table import Table
     if not d["reachable"]:
-        title = f"none of {d['asked']} members answers"
+        title = f"no member answers ({d['asked']} asked)"
     else:
         title = (f"{d['reachable']} of {d['asked']} members answer; stamps "
                  f"{'agree' if d['stamps_agree'] else 'differ'}; "
@@ -390,6 +391,10 @@ def cmd_chaos(args: argparse.Namespace) -> int:
     from hzfast.node.chaos import run_5444, run_chaos
     from hzfast.node.client import ClientError
     say = (lambda text: print(text, file=sys.stderr, flush=True)) if not args.json else None
+    if args.scenario is None and args.backups >= args.members:
+        raise UserError(f"-b/--backups: {args.backups} backups need at least "
+                        f"{args.backups + 1} members (--members {args.members}): a write is "
+                        f"acknowledged only once every backup has it")
     try:
         if args.scenario == "5444":
             out = asyncio.run(run_5444(design=args.design, entries=args.entries,
@@ -423,5 +428,6 @@ def _render_chaos(con: Console, d: dict[str, Any]) -> None:
         ("migrations committed / failed",
          f"{d['migrations_committed']} / {d['migrations_failed']}"),
         ("final stamps agree", "yes" if d["final_stamp_agreed"] else "NO"),
+        *([("not settled", "; ".join(d["unsettled"]))] if d.get("unsettled") else []),
         ("time", f"{d['seconds']} s"),
     ]))
