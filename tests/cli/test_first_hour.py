@@ -354,3 +354,26 @@ def test_legacy_chaos_finishes_with_its_unsettled_notes() -> None:
     assert d["design"] == "legacy" and d["kills"] == 1 and isinstance(d["unsettled"], list)
     assert d["entries_acknowledged"] + d["entries_not_acknowledged"] == 2000
 
+
+
+def test_the_gantt_chart_draws_only_the_members_that_receive(tmp_path: Path) -> None:
+    import matplotlib.image
+
+    table, plan, sizes = tmp_path / "t.npz", tmp_path / "p.json", tmp_path / "s.json"
+    joining = tmp_path / "j.csv"
+    joining.write_text("address\n10.0.1.1:5701\n10.0.1.2:5701\n")
+    assert _run("generate", "-p", "2000", "-m", "10", "-o", table).returncode == 0
+    assert _run("plan", "--table", table, "--leave", "9", "--join", joining,
+                "-o", plan).returncode == 0
+    sizes.write_text(json.dumps([50e6] * 2000))
+    png = tmp_path / "g.png"
+    p = _run("schedule", "--table", table, "--plan", plan, "--sizes", sizes, "--bandwidth",
+             "100", "--plot", png, "--json")
+    assert p.returncode == 0, p.stderr
+    d = json.loads(p.stdout)["plot"]
+    assert d["rows"] == [10, 11]                        # the two newcomers receive it all
+    assert [m for m, n in enumerate(d["lanes"]) if n] == d["rows"]
+    assert max(d["lanes"]) == 10
+    height, width = matplotlib.image.imread(png).shape[:2]
+    # two rows of 10 lanes: 0.12 in per lane, plus margins, at 110 dpi (12 rows took 8.5 in)
+    assert 3.0 * 110 <= height <= 4.6 * 110 and width == 1100
