@@ -21,8 +21,21 @@ HZFAST_EXT=_hashing,_planner
     kernels are being worked on at once).
 HZFAST_ANNOTATE=1
     Write Cython's annotated HTML next to each ``.pyx``.
+HZFAST_JOBS=N
+    Cython's translation processes and the C compilers run at once (default: one per
+    core).
+HZFAST_NO_CACHE=1
+    Compile every module, even one ``build/ext-cache`` holds.
 HZFAST_OPENMP=0
     Build without OpenMP even where the compiler has it.
+
+Build speed: Cython translates the ``.pyx`` files on every core (``nthreads``) and only
+those whose source changed; the C compiler runs on every core (``build_ext --parallel``,
+also under ``pip install``); and each compiled module is kept in ``build/ext-cache/`` under
+a digest of everything that decides its bytes (its C source, the headers beside it, the
+flags, the compiler, Python's and numpy's versions), so a second ``pip install -e .`` of an
+unchanged tree (pip builds in a new temporary folder each time) copies the modules instead
+of compiling them again. ``HZFAST_NO_CACHE=1`` compiles everything.
 
 OpenMP: the kernels that use ``cython.parallel`` (``prange``) are compiled and linked with
 ``-fopenmp`` when a probe program that includes ``omp.h`` and runs a parallel region
@@ -30,7 +43,11 @@ compiles and links with the compiler the build uses; otherwise (or with HZFAST_O
 without it, and their parallel loops run on one thread with the same results.
 """
 import glob
+import hashlib
 import os
+import shutil
+import sys
+import sysconfig
 import tempfile
 
 import numpy as np
@@ -103,9 +120,62 @@ def uses_openmp(path: str) -> bool:
         return "cython.parallel" in f.read()
 
 
+JOBS = int(os.environ.get("HZFAST_JOBS", "") or os.cpu_count() or 1)
+HERE = os.path.dirname(os.path.abspath(__file__))
+CACHE = os.path.join(HERE, "build", "ext-cache")
+USE_CACHE = os.environ.get("HZFAST_NO_CACHE", "") in ("", "0")
+
+
+def _digest(ext: Extension, compiler: object) -> str:
+    """What decides a compiled module's bytes: its sources (the generated C), the headers
+    of hzfast/, its flags and macros, the compiler's command, Python's and numpy's versions."""
+    h = hashlib.sha256()
+    for part in (sys.version, np.__version__, sysconfig.get_config_var("EXT_SUFFIX") or "",
+                 repr(getattr(compiler, "compiler_so", "")),
+                 repr(getattr(compiler, "linker_so", "")),
+                 repr(ext.extra_compile_args), repr(ext.extra_link_args),
+                 repr(ext.define_macros), repr(ext.libraries),
+                 # (numpy's headers by version: pip builds in a new temporary folder)
+                 repr([d if d != np.get_include() else "<numpy>" for d in ext.include_dirs])):
+        h.update(part.encode() + b"\0")
+    headers = sorted(glob.glob(os.path.join(HERE, "hzfast", "**", "*.h"), recursive=True))
+    for path in [*ext.sources, *ext.depends, *headers]:
+        with open(path, "rb") as f:
+            h.update(f.read() + b"\0")
+    return h.hexdigest()[:24]
+
+
 class BuildExt(build_ext):
     """build_ext that adds the OpenMP flags to the kernels that use ``prange`` when the
-    compiler supports them (probed once per build)."""
+    compiler supports them (probed once per build), and reuses a module compiled before
+    from the same inputs (``build/ext-cache``)."""
+
+    def finalize_options(self) -> None:
+        super().finalize_options()
+        # every core unless -j says otherwise: setup(options=...) alone does not reach
+        # the build_ext that `pip install -e` runs (it re-creates the command; measured)
+        if not self.parallel:
+            self.parallel = JOBS
+
+    def build_extension(self, ext: Extension) -> None:
+        if not USE_CACHE:
+            super().build_extension(ext)
+            return
+        target = self.get_ext_fullpath(ext.name)
+        cached = os.path.join(CACHE, f"{ext.name}-{_digest(ext, self.compiler)}"
+                                     f"{os.path.splitext(target)[1]}")
+        if os.path.exists(cached):
+            os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
+            shutil.copy2(cached, target)
+            print(f"hzfast: {ext.name}: unchanged, copied from build/ext-cache")
+            return
+        super().build_extension(ext)
+        os.makedirs(CACHE, exist_ok=True)
+        for old in glob.glob(os.path.join(CACHE, f"{ext.name}-*")):   # one per module
+            os.remove(old)
+        tmp = f"{cached}.{os.getpid()}.tmp"
+        shutil.copy2(target, tmp)
+        os.replace(tmp, cached)
 
     def build_extensions(self) -> None:
         wanted = [ext for ext in self.extensions if ext.name in OPENMP_MODULES]
@@ -153,7 +223,7 @@ for path in COMPILED_PY:
 setup(
     cmdclass={"build_ext": BuildExt},
     # compile the extension modules in parallel (pip install / pip wheel too)
-    options={"build_ext": {"parallel": os.cpu_count() or 1}},
+    options={"build_ext": {"parallel": JOBS}},
     ext_modules=cythonize(
         extensions,
         compiler_directives=directives,
@@ -161,11 +231,12 @@ setup(
         # Debug C sources live apart, so switching HZFAST_DEBUG on or off always
         # compiles sources generated with the matching directives.
         build_dir="build/cython-debug" if DEBUG else None,
-        nthreads=int(os.environ.get("HZFAST_JOBS", "0") or 0),
+        nthreads=JOBS,
     ) + (cythonize(
         py_extensions,
         compiler_directives=py_directives,
         annotate=os.environ.get("HZFAST_ANNOTATE", "") not in ("", "0"),
         build_dir="build/cython-debug" if DEBUG else None,
+        nthreads=JOBS,
     ) if py_extensions else []),
 )
