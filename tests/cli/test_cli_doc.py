@@ -25,7 +25,7 @@ def _sections() -> dict[str, str]:
     """``{"cluster up": section text, ...}``: each ``### `command ...``` section of the
     document, keyed by the command words of its heading."""
     out: dict[str, str] = {}
-    for part in re.split(r"^### ", DOC.read_text(), flags=re.M)[1:]:
+    for part in re.split(r"^### ", DOC.read_text(), flags=re.MULTILINE)[1:]:
         heading = part.split("\n", 1)[0]
         code = re.match(r"`([^`]+)`", heading)
         assert code, heading
@@ -74,7 +74,7 @@ def test_every_flag_and_default_is_in_its_section() -> None:
 
 def test_every_exit_status_is_documented() -> None:
     table = DOC.read_text().split("## Exit statuses", 1)[1].split("\n## ", 1)[0]
-    statuses = {int(s) for s in re.findall(r"^\| (\d+) \|", table, flags=re.M)}
+    statuses = {int(s) for s in re.findall(r"^\| (\d+) \|", table, flags=re.MULTILINE)}
     assert statuses == {0, 1, 2, 3, 130}
     sections = _sections()
     for name, parser in _commands().items():
