@@ -29,13 +29,15 @@ HZFAST_NO_CACHE=1
 HZFAST_OPENMP=0
     Build without OpenMP even where the compiler has it.
 
-Build speed: Cython translates the ``.pyx`` files on every core (``nthreads``) and only
-those whose source changed; the C compiler runs on every core (``build_ext --parallel``,
-also under ``pip install``); and each compiled module is kept in ``build/ext-cache/`` under
-a digest of everything that decides its bytes (its C source, the headers beside it, the
-flags, the compiler, Python's and numpy's versions), so a second ``pip install -e .`` of an
-unchanged tree (pip builds in a new temporary folder each time) copies the modules instead
-of compiling them again. ``HZFAST_NO_CACHE=1`` compiles everything.
+Build speed: Cython translates on every core (``nthreads``), and only the modules whose
+inputs changed (their source, hzfast's ``.pxd``/``.h`` files, the directives, Cython's
+and numpy's versions: a digest beside the cache below); the C compiler runs on every core
+(``build_ext --parallel``, also under ``pip install``); and each compiled module is kept
+in ``build/ext-cache/`` under a digest of everything that decides its bytes (its C
+source, the headers beside it, the flags, the compiler, Python's and numpy's versions),
+so a second ``pip install -e .`` of an unchanged tree (pip builds in a new temporary
+folder each time) copies the modules instead of compiling them again.
+``HZFAST_NO_CACHE=1`` translates and compiles everything.
 
 OpenMP: the kernels that use ``cython.parallel`` (``prange``) are compiled and linked with
 ``-fopenmp`` when a probe program that includes ``omp.h`` and runs a parallel region
@@ -220,23 +222,63 @@ for path in COMPILED_PY:
                                    include_dirs=[np.get_include(), "hzfast"],
                                    extra_compile_args=compile_args))
 
+ANNOTATE = os.environ.get("HZFAST_ANNOTATE", "") not in ("", "0")
+
+
+def translated(exts: list[Extension], compiler_directives: dict[str, object]
+               ) -> list[Extension]:
+    """``cythonize(exts)``, except for the modules whose C source was generated before from
+    the same inputs (``build/ext-cache/<module>.c-digest``): their ``.c`` is compiled as it
+    is. cythonize decides by file times, and every ``pip install`` builds in a new
+    environment whose numpy and Cython ``.pxd`` files are newer than any ``.c``: it would
+    translate every module again (measured: the second ``pip install -e`` did)."""
+    def run(todo: list[Extension]) -> list[Extension]:
+        return cythonize(todo, compiler_directives=compiler_directives, annotate=ANNOTATE,
+                         # Debug C sources live apart, so switching HZFAST_DEBUG on or off
+                         # always compiles sources generated with the matching directives.
+                         build_dir="build/cython-debug" if DEBUG else None, nthreads=JOBS)
+    if DEBUG or ANNOTATE or not USE_CACHE:
+        return run(exts)
+    import Cython
+    common = hashlib.sha256()
+    for part in (Cython.__version__, np.__version__, repr(sorted(compiler_directives.items()))):
+        common.update(part.encode() + b"\0")
+    for pattern in ("*.pxd", "*.pxi", "*.h"):
+        for path in sorted(glob.glob(os.path.join(HERE, "hzfast", "**", pattern),
+                                     recursive=True)):
+            with open(path, "rb") as f:
+                common.update(f.read() + b"\0")
+    ready, todo, stamps = [], [], {}
+    for ext in exts:
+        source = ext.sources[0]
+        c_file = os.path.splitext(source)[0] + ".c"
+        h = common.copy()
+        with open(source, "rb") as f:
+            h.update(f.read())
+        digest = h.hexdigest()[:24]
+        stamp = os.path.join(CACHE, f"{ext.name}.c-digest")
+        if os.path.exists(c_file) and os.path.exists(stamp):
+            with open(stamp) as f:
+                if f.read() == digest:
+                    ext.sources = [c_file, *ext.sources[1:]]
+                    ready.append(ext)
+                    continue
+        todo.append(ext)
+        stamps[stamp] = digest
+    if ready:
+        print(f"hzfast: {len(ready)} modules' C sources are up to date: not translated again")
+    out = ready + (run(todo) if todo else [])
+    os.makedirs(CACHE, exist_ok=True)
+    for stamp, digest in stamps.items():
+        with open(stamp, "w") as f:
+            f.write(digest)
+    return out
+
+
 setup(
     cmdclass={"build_ext": BuildExt},
     # compile the extension modules in parallel (pip install / pip wheel too)
     options={"build_ext": {"parallel": JOBS}},
-    ext_modules=cythonize(
-        extensions,
-        compiler_directives=directives,
-        annotate=os.environ.get("HZFAST_ANNOTATE", "") not in ("", "0"),
-        # Debug C sources live apart, so switching HZFAST_DEBUG on or off always
-        # compiles sources generated with the matching directives.
-        build_dir="build/cython-debug" if DEBUG else None,
-        nthreads=JOBS,
-    ) + (cythonize(
-        py_extensions,
-        compiler_directives=py_directives,
-        annotate=os.environ.get("HZFAST_ANNOTATE", "") not in ("", "0"),
-        build_dir="build/cython-debug" if DEBUG else None,
-        nthreads=JOBS,
-    ) if py_extensions else []),
+    ext_modules=translated(extensions, directives)
+    + (translated(py_extensions, py_directives) if py_extensions else []),
 )
