@@ -96,6 +96,7 @@ class LocalCluster:
         self._own_log_dir = not log_dir
         self.log_dir = log_dir or tempfile.mkdtemp(prefix="hzfast-cluster-")
         self.procs: list[Process] = []
+        self._starting: subprocess.Popen[bytes] | None = None
         self._n = 0
 
     def __enter__(self) -> LocalCluster:  # noqa: PYI034 - Python 3.10 has no typing.Self
@@ -127,6 +128,7 @@ class LocalCluster:
         with open(log, "ab") as err:
             popen = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err,
                                      stdin=subprocess.DEVNULL)
+        self._starting = popen        # (stop_all stops it too: Ctrl-C while it starts)
         assert popen.stdout is not None
         end = time.monotonic() + wait
         line = b""
@@ -147,6 +149,7 @@ class LocalCluster:
                 tail = f.read()[-400:].decode(errors="replace").strip()
             raise RuntimeError(f"member process {popen.pid} did not start: {tail}") from None
         self.procs.append(proc)
+        self._starting = None
         return proc
 
     def kill(self, proc: Process) -> None:
@@ -160,6 +163,9 @@ class LocalCluster:
         """Stop every process this cluster started, by PID: SIGTERM, then SIGKILL."""
         for p in self.procs:
             _stop(p.popen)
+        if self._starting is not None:
+            _stop(self._starting)
+            self._starting = None
 
 
 def _stop(popen: subprocess.Popen[bytes]) -> None:
