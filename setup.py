@@ -21,8 +21,23 @@ HZFAST_EXT=_hashing,_planner
     kernels are being worked on at once).
 HZFAST_ANNOTATE=1
     Write Cython's annotated HTML next to each ``.pyx``.
+HZFAST_JOBS=N
+    Cython's translation processes and the C compilers run at once (default: one per
+    core).
+HZFAST_NO_CACHE=1
+    Compile every module, even one ``build/ext-cache`` holds.
 HZFAST_OPENMP=0
     Build without OpenMP even where the compiler has it.
+
+Build speed: Cython translates on every core (``nthreads``), and only the modules whose
+inputs changed (their source, hzfast's ``.pxd``/``.h`` files, the directives, Cython's
+and numpy's versions: a digest beside the cache below); the C compiler runs on every core
+(``build_ext --parallel``, also under ``pip install``); and each compiled module is kept
+in ``build/ext-cache/`` under a digest of everything that decides its bytes (its C
+source, the headers beside it, the flags, the compiler, Python's and numpy's versions),
+so a second ``pip install -e .`` of an unchanged tree (pip builds in a new temporary
+folder each time) copies the modules instead of compiling them again.
+``HZFAST_NO_CACHE=1`` translates and compiles everything.
 
 OpenMP: the kernels that use ``cython.parallel`` (``prange``) are compiled and linked with
 ``-fopenmp`` when a probe program that includes ``omp.h`` and runs a parallel region
@@ -30,7 +45,11 @@ compiles and links with the compiler the build uses; otherwise (or with HZFAST_O
 without it, and their parallel loops run on one thread with the same results.
 """
 import glob
+import hashlib
 import os
+import shutil
+import sys
+import sysconfig
 import tempfile
 
 import numpy as np
@@ -105,9 +124,62 @@ def uses_openmp(path: str) -> bool:
         return "cython.parallel" in f.read()
 
 
+JOBS = int(os.environ.get("HZFAST_JOBS", "") or os.cpu_count() or 1)
+HERE = os.path.dirname(os.path.abspath(__file__))
+CACHE = os.path.join(HERE, "build", "ext-cache")
+USE_CACHE = os.environ.get("HZFAST_NO_CACHE", "") in ("", "0")
+
+
+def _digest(ext: Extension, compiler: object) -> str:
+    """What decides a compiled module's bytes: its sources (the generated C), the headers
+    of hzfast/, its flags and macros, the compiler's command, Python's and numpy's versions."""
+    h = hashlib.sha256()
+    for part in (sys.version, np.__version__, sysconfig.get_config_var("EXT_SUFFIX") or "",
+                 repr(getattr(compiler, "compiler_so", "")),
+                 repr(getattr(compiler, "linker_so", "")),
+                 repr(ext.extra_compile_args), repr(ext.extra_link_args),
+                 repr(ext.define_macros), repr(ext.libraries),
+                 # (numpy's headers by version: pip builds in a new temporary folder)
+                 repr([d if d != np.get_include() else "<numpy>" for d in ext.include_dirs])):
+        h.update(part.encode() + b"\0")
+    headers = sorted(glob.glob(os.path.join(HERE, "hzfast", "**", "*.h"), recursive=True))
+    for path in [*ext.sources, *ext.depends, *headers]:
+        with open(path, "rb") as f:
+            h.update(f.read() + b"\0")
+    return h.hexdigest()[:24]
+
+
 class BuildExt(build_ext):
     """build_ext that adds the OpenMP flags to the kernels that use ``prange`` when the
-    compiler supports them (probed once per build)."""
+    compiler supports them (probed once per build), and reuses a module compiled before
+    from the same inputs (``build/ext-cache``)."""
+
+    def finalize_options(self) -> None:
+        super().finalize_options()
+        # every core unless -j says otherwise: setup(options=...) alone does not reach
+        # the build_ext that `pip install -e` runs (it re-creates the command; measured)
+        if not self.parallel:
+            self.parallel = JOBS
+
+    def build_extension(self, ext: Extension) -> None:
+        if not USE_CACHE:
+            super().build_extension(ext)
+            return
+        target = self.get_ext_fullpath(ext.name)
+        cached = os.path.join(CACHE, f"{ext.name}-{_digest(ext, self.compiler)}"
+                                     f"{os.path.splitext(target)[1]}")
+        if os.path.exists(cached):
+            os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
+            shutil.copy2(cached, target)
+            print(f"hzfast: {ext.name}: unchanged, copied from build/ext-cache")
+            return
+        super().build_extension(ext)
+        os.makedirs(CACHE, exist_ok=True)
+        for old in glob.glob(os.path.join(CACHE, f"{ext.name}-*")):   # one per module
+            os.remove(old)
+        tmp = f"{cached}.{os.getpid()}.tmp"
+        shutil.copy2(target, tmp)
+        os.replace(tmp, cached)
 
     def build_extensions(self) -> None:
         wanted = [ext for ext in self.extensions if ext.name in OPENMP_MODULES]
@@ -152,22 +224,63 @@ for path in COMPILED_PY:
                                    include_dirs=[np.get_include(), "hzfast"],
                                    extra_compile_args=compile_args))
 
+ANNOTATE = os.environ.get("HZFAST_ANNOTATE", "") not in ("", "0")
+
+
+def translated(exts: list[Extension], compiler_directives: dict[str, object]
+               ) -> list[Extension]:
+    """``cythonize(exts)``, except for the modules whose C source was generated before from
+    the same inputs (``build/ext-cache/<module>.c-digest``): their ``.c`` is compiled as it
+    is. cythonize decides by file times, and every ``pip install`` builds in a new
+    environment whose numpy and Cython ``.pxd`` files are newer than any ``.c``: it would
+    translate every module again (measured: the second ``pip install -e`` did)."""
+    def run(todo: list[Extension]) -> list[Extension]:
+        return cythonize(todo, compiler_directives=compiler_directives, annotate=ANNOTATE,
+                         # Debug C sources live apart, so switching HZFAST_DEBUG on or off
+                         # always compiles sources generated with the matching directives.
+                         build_dir="build/cython-debug" if DEBUG else None, nthreads=JOBS)
+    if DEBUG or ANNOTATE or not USE_CACHE:
+        return run(exts)
+    import Cython
+    common = hashlib.sha256()
+    for part in (Cython.__version__, np.__version__, repr(sorted(compiler_directives.items()))):
+        common.update(part.encode() + b"\0")
+    for pattern in ("*.pxd", "*.pxi", "*.h"):
+        for path in sorted(glob.glob(os.path.join(HERE, "hzfast", "**", pattern),
+                                     recursive=True)):
+            with open(path, "rb") as f:
+                common.update(f.read() + b"\0")
+    ready, todo, stamps = [], [], {}
+    for ext in exts:
+        source = ext.sources[0]
+        c_file = os.path.splitext(source)[0] + ".c"
+        h = common.copy()
+        with open(source, "rb") as f:
+            h.update(f.read())
+        digest = h.hexdigest()[:24]
+        stamp = os.path.join(CACHE, f"{ext.name}.c-digest")
+        if os.path.exists(c_file) and os.path.exists(stamp):
+            with open(stamp) as f:
+                if f.read() == digest:
+                    ext.sources = [c_file, *ext.sources[1:]]
+                    ready.append(ext)
+                    continue
+        todo.append(ext)
+        stamps[stamp] = digest
+    if ready:
+        print(f"hzfast: {len(ready)} modules' C sources are up to date: not translated again")
+    out = ready + (run(todo) if todo else [])
+    os.makedirs(CACHE, exist_ok=True)
+    for stamp, digest in stamps.items():
+        with open(stamp, "w") as f:
+            f.write(digest)
+    return out
+
+
 setup(
     cmdclass={"build_ext": BuildExt},
     # compile the extension modules in parallel (pip install / pip wheel too)
-    options={"build_ext": {"parallel": os.cpu_count() or 1}},
-    ext_modules=cythonize(
-        extensions,
-        compiler_directives=directives,
-        annotate=os.environ.get("HZFAST_ANNOTATE", "") not in ("", "0"),
-        # Debug C sources live apart, so switching HZFAST_DEBUG on or off always
-        # compiles sources generated with the matching directives.
-        build_dir="build/cython-debug" if DEBUG else None,
-        nthreads=int(os.environ.get("HZFAST_JOBS", "0") or 0),
-    ) + (cythonize(
-        py_extensions,
-        compiler_directives=py_directives,
-        annotate=os.environ.get("HZFAST_ANNOTATE", "") not in ("", "0"),
-        build_dir="build/cython-debug" if DEBUG else None,
-    ) if py_extensions else []),
+    options={"build_ext": {"parallel": JOBS}},
+    ext_modules=translated(extensions, directives)
+    + (translated(py_extensions, py_directives) if py_extensions else []),
 )

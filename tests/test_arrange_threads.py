@@ -258,7 +258,7 @@ def test_forked_child_after_threads_does_not_hang():
     assert proc.stdout.split() == ["exit", "0"]
 
 
-@pytest.mark.slow
+@pytest.mark.build
 def test_build_without_openmp_gives_the_same_target(tmp_path):
     """The kernel compiled with HZFAST_OPENMP=0 (what a compiler without OpenMP gets)
     builds, says so, and arranges exactly as this build does, on any chunk count."""

@@ -484,7 +484,8 @@ def test_group_layout_cache_does_not_leak():
         [0, 0, 1, 1, 2, 2]
 
 
-@pytest.mark.parametrize("P", [97, 300, 601])
+# (601 partitions: a long sweep, opt-in with -m slow; 97 and 300 run in the test command)
+@pytest.mark.parametrize("P", [97, 300, pytest.param(601, marks=pytest.mark.slow)])
 @pytest.mark.parametrize("grouping", ["per_member", "host"])
 def test_stuck_heavy_changes_equal_the_reference(P, grouping):
     # up to 7 groups every group is in every row, so a join or a leave leaves many slots

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = [pytest.mark.slow, pytest.mark.spark]
+pytestmark = [pytest.mark.slow, pytest.mark.build, pytest.mark.spark]
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -88,6 +88,18 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _parse(parser: argparse.ArgumentParser, argv: list[str] | None) -> argparse.Namespace:
+    """``parser.parse_args(argv)``, except that an unknown flag after a command is reported
+    by that command (``hzfast stamp: error: unrecognized arguments: --tabel``), not by
+    ``hzfast``."""
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        prog = getattr(args, "prog_name", None)
+        leaf = next((p for p in _leaves(parser) if p.prog == prog), parser)
+        leaf.error(f"unrecognized arguments: {' '.join(extra)}")
+    return args
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the ``hzfast`` console script.
 
@@ -121,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
     0
     """
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = _parse(parser, argv)
     prog = getattr(args, "prog_name", f"hzfast {args.command}")
     debug: bool = bool(getattr(args, "debug", False))
     try:
@@ -152,4 +164,4 @@ def _library_message(exc: BaseException) -> str:
     if isinstance(exc, OSError) and exc.filename is not None:
         return f"{exc.filename}: {exc.strerror or exc}"
     text: Any = exc
-    return str(text)
+    return str(text) or type(exc).__name__      # (a bare TimeoutError says nothing)

@@ -89,7 +89,9 @@ class Formatter(argparse.HelpFormatter):
     def _get_help_string(self, action: argparse.Action) -> str:
         text = action.help or ""
         default = action.default
-        if ("default" in text or default in (None, False, argparse.SUPPRESS)
+        # (identity, not ==: a default of 0 is shown; 0 == False)
+        if ("default" in text or default is None or default is False
+                or default is argparse.SUPPRESS
                 or isinstance(action, (argparse._HelpAction, argparse._VersionAction))
                 or not action.option_strings):
             return text

@@ -174,6 +174,14 @@ def read_bytes(path: str, name: str) -> bytes:
         raise UserError(f"{name}: {path}: {exc.strerror or exc}") from None
 
 
+class _NamedBytes(io.BytesIO):
+    """An in-memory file with the ``name`` of the file it was read from."""
+
+    def __init__(self, data: bytes, name: str) -> None:
+        super().__init__(data)
+        self.name = name
+
+
 def load_table(path: str, name: str = "--table") -> PartitionTable:
     """Read a table file of any format hzfast knows (detected from its content).
 
@@ -192,8 +200,8 @@ def load_table(path: str, name: str = "--table") -> PartitionTable:
     data = read_bytes(path, name)
     with flag(name, path):
         fmt = persistence.detect_format(data)
-        if fmt == "npz":
-            return persistence.table_from_npz(data)
+        if fmt == "npz":                    # (named: messages say which file)
+            return PartitionTable.load(_NamedBytes(data, path))
         if fmt == "json":
             return persistence.table_from_json(data)
         return persistence.from_bytes(data, fmt)
@@ -246,9 +254,28 @@ def load_members(path: str, name: str = "--members-file", first_index: int = 0) 
             members = persistence.members_from_records(rows, first_index)
         if len(members) == 0:
             raise ValueError("no members")
+        for i, address in enumerate(members.addresses):
+            _check_address(address, i)
         if len(members) > MAX_MEMBERS:
             raise ValueError(f"{len(members):,} members (at most {MAX_MEMBERS:,})")
         return members
+
+
+def _check_address(address: str, i: int) -> None:
+    """A member's address must be ``host:port`` (``[v6]:port`` for IPv6), port 1..65535.
+
+    Examples
+    --------
+    >>> _check_address("10.0.0.1", 0)
+    Traceback (most recent call last):
+    ...
+    ValueError: member 0: address '10.0.0.1' is not host:port
+    """
+    host, sep, port = address.rpartition(":")
+    if not sep or not host or host.endswith(":") or not port.isdigit():
+        raise ValueError(f"member {i}: address {address!r} is not host:port")
+    if not 1 <= int(port) <= 65535:
+        raise ValueError(f"member {i}: address {address!r}: port {port} is not in 1..65535")
 
 
 def load_or_generate(args: argparse.Namespace) -> PartitionTable:

@@ -164,9 +164,10 @@ def _lanes(starts: NDArray[np.float64], finishes: NDArray[np.float64]) -> NDArra
 
 def plot_schedule(plan: MigrationPlan, sched: Schedule, members: Members, path: str,
                   *, unit: str = "round") -> dict[str, Any]:
-    """Write a Gantt chart of a schedule (PNG): one row per member, a bar per queued
-    migration on its destination's row (stacked in lanes when several run at once),
-    coloured by kind.
+    """Write a Gantt chart of a schedule (PNG): one row per destination member (members
+    that receive nothing are left out, and counted in the axis label), a bar per queued
+    migration on its destination's row (stacked in lanes when several run at once; a row's
+    height grows with its lanes), coloured by kind.
 
     Parameters
     ----------
@@ -184,7 +185,8 @@ def plot_schedule(plan: MigrationPlan, sched: Schedule, members: Members, path: 
     Returns
     -------
     dict
-        ``bars`` (migrations drawn), ``lanes`` (per member, the most drawn at once).
+        ``bars`` (migrations drawn), ``lanes`` (per member, the most drawn at once),
+        ``rows`` (the members drawn, in order: those that receive a migration).
     """
     from matplotlib.patches import Patch
     plt = _pyplot()
@@ -193,28 +195,35 @@ def plot_schedule(plan: MigrationPlan, sched: Schedule, members: Members, path: 
     start, finish = sched.start[queued], sched.finish[queued]
     dst = plan.destination[queued]
     kinds = plan.kind[queued]
-    fig, ax = plt.subplots(figsize=(10, max(3.5, 0.45 * M + 1.8)))
     lanes_per_member = np.zeros(M, dtype=np.int64)
+    lane = np.zeros(len(queued), dtype=np.int64)
+    for m in np.unique(dst).tolist():
+        mine = np.flatnonzero(dst == m)
+        lane[mine] = _lanes(start[mine], finish[mine])
+        lanes_per_member[m] = int(lane[mine].max()) + 1
+    shown = np.flatnonzero(lanes_per_member)            # the destinations, in member order
+    # each row as tall as its lanes need (0.12 in per lane, at least 0.45 in); rows end to end
+    heights = np.maximum(0.45, 0.12 * lanes_per_member[shown]) if shown.size else np.ones(1)
+    tops = np.concatenate([[0.0], np.cumsum(heights)])
+    fig, ax = plt.subplots(figsize=(10, max(3.0, float(tops[-1]) + 1.8)))
     edge = 0.3 if len(queued) <= 2_000 else 0.0   # thin gaps between few bars, none when dense
     seen_kinds: set[int] = set()
-    for m in range(M):
+    for row, m in enumerate(shown.tolist()):
         mine = np.flatnonzero(dst == m)
-        if not mine.size:
-            continue
-        lane = _lanes(start[mine], finish[mine])
-        n_lanes = int(lane.max()) + 1
-        lanes_per_member[m] = n_lanes
-        h = 0.8 / n_lanes
+        n_lanes = int(lanes_per_member[m])
+        h = heights[row] * 0.9 / n_lanes
         for k in range(n_lanes):
-            sel = mine[lane == k]
+            sel = mine[lane[mine] == k]
             colors = [_KIND_COLORS.get(MigrationKind(int(c)), "grey") for c in kinds[sel]]
             seen_kinds.update(int(c) for c in kinds[sel])
             ax.broken_barh(list(zip(start[sel].tolist(), (finish[sel] - start[sel]).tolist())),
-                           (m - 0.4 + k * h, h * 0.9), facecolors=colors,
-                           edgecolor="white", linewidth=edge)
-    ax.set_yticks(np.arange(M), [f"{i}  {members.addresses[i]}" if M <= 40 else str(i)
-                                 for i in range(M)], fontsize=8)
-    ax.set_ylim(M - 0.5, -0.5)
+                           (tops[row] + heights[row] * 0.05 + k * h, h * 0.9),
+                           facecolors=colors, edgecolor="white", linewidth=edge)
+    ax.set_yticks((tops[:-1] + tops[1:]) / 2 if shown.size else [],
+                  _member_labels(members, shown) if len(shown) <= 40
+                  else [str(i) for i in shown.tolist()], fontsize=8)
+    ax.set_ylim(float(tops[-1]), 0.0)
+    idle = M - len(shown)
     ax.set_ylabel("destination member")
     ax.set_xlabel("round" if unit == "round" else "time (s)")
     span = float(sched.makespan)
@@ -224,7 +233,8 @@ def plot_schedule(plan: MigrationPlan, sched: Schedule, members: Members, path: 
                  else f"{span:.4g} s (lower bound {bound:.4g} s)")
     ax.set_title(f"{len(queued):,} queued migrations, at most "
                  f"{sched.max_parallel_migrations} in flight per member: makespan "
-                 f"{span_text}", fontsize=10)
+                 f"{span_text}" + (f"\n({idle:,} members receiving nothing are not drawn)"
+                                   if idle else ""), fontsize=10)
     ax.grid(axis="x", alpha=0.3)
     handles = [Patch(color=_KIND_COLORS.get(MigrationKind(k), "grey"),
                      label=MigrationKind(k).name) for k in sorted(seen_kinds)]
@@ -234,4 +244,4 @@ def plot_schedule(plan: MigrationPlan, sched: Schedule, members: Members, path: 
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
-    return {"bars": len(queued), "lanes": lanes_per_member.tolist()}
+    return {"bars": len(queued), "lanes": lanes_per_member.tolist(), "rows": shown.tolist()}

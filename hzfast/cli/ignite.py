@@ -11,13 +11,16 @@ Errors are one line naming the flag, with exit status 2.
 from __future__ import annotations
 
 import argparse
+import io
 import json
+import zipfile
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ParamSpec, TypedDict, TypeVar
 
 import numpy as np
 
 import hzfast
+from hzfast.cli._errors import one_line
 from hzfast.cli._output import add_json_flag, emit, kv_table
 
 if TYPE_CHECKING:
@@ -77,7 +80,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
     p = add_json_flag(sub.add_parser(
         "rebalance", help="the coordinator's rebalance decision (historical or full)"))
-    p.add_argument("--input", default=None, metavar="FILE",
+    p.add_argument("--input", required=True, metavar="FILE",
                    help=".json or .npz with states and counters (nodes x partitions), and "
                         "optionally history and sizes; states as codes or names")
     p.add_argument("--threshold", type=int, default=500,
@@ -199,14 +202,21 @@ def _load(path: str | None) -> dict[str, Any]:
         raise ValueError("--input: required (a .json or .npz file with states and counters)")
     data: Any
     try:
-        if path.endswith(".npz"):
-            with np.load(path, allow_pickle=False) as z:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except OSError as exc:
+        raise ValueError(f"--input: {path}: {exc.strerror or exc}") from None
+    try:
+        if raw[:4] == b"PK\x03\x04":          # an .npz (zip) archive, whatever its name
+            with np.load(io.BytesIO(raw), allow_pickle=False) as z:
                 data = {k: z[k] for k in z.files}
         else:
-            with open(path) as f:
-                data = json.load(f)
-    except (OSError, ValueError) as exc:
-        raise ValueError(f"--input: cannot read {path}: {exc}") from None
+            data = json.loads(raw.decode("utf-8-sig"))
+    except UnicodeDecodeError:
+        raise ValueError(f"--input: {path}: not a .json or .npz file") from None
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+        raise ValueError(f"--input: {path}: not a valid .json or .npz file "
+                         f"({one_line(str(exc))})") from None
     if not isinstance(data, dict) or "states" not in data or "counters" not in data:
         raise ValueError(f"--input: {path} must hold 'states' and 'counters'")
     unknown = sorted(set(data) - set(_ARRAYS))

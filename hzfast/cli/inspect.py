@@ -188,6 +188,13 @@ def cmd_report(args: argparse.Namespace) -> int:
         raise UserError(f"--target: {args.target}: {target.partition_count:,} partitions, "
                         f"--table has {table.partition_count:,}")
     members, where = union_members(table.members, target.members)
+    if args.target is not None:
+        # the target is judged by its own member list: a member it marks lite (one that
+        # left) or lacks holds nothing there
+        lite = [True] * len(members)
+        for j, i in enumerate(where.tolist()):
+            lite[i] = bool(target.members.lite[j])
+        members = members.with_lite(lite)
     treps = np.where(target.replicas >= 0, where[np.maximum(target.replicas, 0)], -1)
     with busy("measuring"):
         payload = _report_payload(table, treps.astype(np.int32), members, args.grouping)

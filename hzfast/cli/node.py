@@ -20,12 +20,13 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 import signal
 import sys
 import time
 from typing import TYPE_CHECKING, Any
 
-from hzfast.cli._errors import UserError
+from hzfast.cli._errors import UserError, check_output_path
 from hzfast.cli._output import add_json_flag, emit, human_bytes, human_count, kv_table
 
 if TYPE_CHECKING:
@@ -48,6 +49,21 @@ def _count(low: int) -> Any:
             raise argparse.ArgumentTypeError(f"{v} is below {low}")
         return v
     return parse
+
+
+def _bounded(low: int, high: int) -> Any:
+    def parse(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if not low <= v <= high:
+            raise argparse.ArgumentTypeError(f"{v} is not in {low}..{high:,}")
+        return v
+    return parse
+
+
+_PORT = _bounded(0, 65535)
 
 
 def _address(text: str) -> tuple[str, int]:
@@ -76,7 +92,7 @@ def _cluster_flags(p: argparse.ArgumentParser) -> None:
                    help="silence after which a member is removed")
     p.add_argument("--timeout-ms", type=_count(1), default=5000,
                    help="the protocol's request and commit timeout")
-    p.add_argument("--link-delay-ms", type=_count(0), default=0,
+    p.add_argument("--link-delay-ms", type=_bounded(0, 10_000), default=0,
                    help="emulated one-way latency of member-to-member links (measurements)")
     p.add_argument("--log-level", choices=("DEBUG", "INFO", "WARNING", "ERROR"),
                    default="WARNING", help="member log level (stderr)")
@@ -112,7 +128,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     """Add ``node``, ``cluster`` and ``chaos`` to the ``hzfast`` parser."""
     p = subparsers.add_parser("node", help="run one cluster member in this process")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on")
-    p.add_argument("--port", type=_count(0), default=5701, help="port (0: any free port)")
+    p.add_argument("--port", type=_PORT, default=5701, help="port (0: any free port)")
     p.add_argument("--join", type=_address, default=None, metavar="HOST:PORT",
                    help="a member of the cluster to join (default: start a new cluster)")
     _cluster_flags(p)
@@ -123,7 +139,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     csub = c.add_subparsers(dest="cluster_command", required=True, metavar="ACTION")
     up = add_json_flag(csub.add_parser("up", help="start members on 127.0.0.1"))
     up.add_argument("-n", "--members", type=_count(1), default=3, help="members to start")
-    up.add_argument("--base-port", type=_count(0), default=5701,
+    up.add_argument("--base-port", type=_PORT, default=5701,
                     help="port of the first member, the others follow (0: any free ports)")
     up.add_argument("--detach", action="store_true",
                     help="leave the members running and write --state-file")
@@ -227,8 +243,9 @@ def _settings(args: argparse.Namespace) -> Any:
                         design=args.design, heartbeat_ms=args.heartbeat_ms,
                         suspect_ms=args.suspect_ms, timeout_ms=args.timeout_ms,
                         link_delay_ms=args.link_delay_ms, **extra)
-    except (ValueError, TypeError) as exc:
-        raise UserError(str(exc)) from exc
+    except (ValueError, TypeError) as exc:      # Settings.port -> --port
+        raise UserError(re.sub(r"Settings\.(\w+)", lambda m: "--" + m[1].replace("_", "-"),
+                               str(exc))) from exc
 
 
 def cmd_node(args: argparse.Namespace) -> int:
@@ -240,6 +257,13 @@ def cmd_node(args: argparse.Namespace) -> int:
 def cmd_cluster_up(args: argparse.Namespace) -> int:
     """``hzfast cluster up``: start members; live status until Ctrl-C (or ``--detach``)."""
     from hzfast.node.chaos import LocalCluster, remove_logs
+    _settings(args)                       # every setting checked before a process starts
+    if args.base_port and args.base_port + args.members - 1 > 65535:
+        raise UserError(f"--base-port: {args.base_port} + {args.members} members runs past "
+                        f"port 65535")
+    if args.detach:
+        _refuse_running(args.state_file)
+        check_output_path(args.state_file, "--state-file")
     cluster = LocalCluster(partitions=args.partitions, backups=args.backups,
                            max_parallel_migrations=args.max_parallel_migrations,
                            design=args.design, heartbeat_ms=args.heartbeat_ms,
@@ -282,7 +306,8 @@ def cmd_cluster_up(args: argparse.Namespace) -> int:
         asyncio.run(_live(addrs, 1e9, once=args.json, options=cluster.client_options()))
         return 0
     except KeyboardInterrupt:
-        return 0
+        print(f"{args.prog_name}: interrupted; stopping the members", file=sys.stderr)
+        return 130                 # the shell's status for SIGINT
     finally:
         cluster.stop_all()
         if not detached:                         # (its own temporary folder)
@@ -294,7 +319,26 @@ def cmd_cluster_up(args: argparse.Namespace) -> int:
                 remove_logs(cluster.log_dir)
 
 
-def _read_state(path: str) -> dict[str, Any]:
+def _refuse_running(path: str) -> None:
+    """Refuse to overwrite the state file of a detached cluster that is still running (its
+    members would be orphaned: `cluster down` reads only the newest file)."""
+    if not os.path.exists(path):
+        return
+    try:
+        state = _read_state(path)
+    except UserError:
+        raise UserError(f"--state-file: {path}: exists and is not a cluster state file; "
+                        f"remove it or pass another --state-file") from None
+    running = [int(m["pid"]) for m in state["members"] if _alive(int(m["pid"]))]
+    if running:
+        down = "hzfast cluster down" + ("" if path == STATE_FILE else f" --state-file {path}")
+        raise UserError(f"--state-file: {path}: a detached cluster is running (PIDs "
+                        f"{', '.join(map(str, running))}); stop it with `{down}` "
+                        f"or pass another --state-file")
+
+
+def _read_state(path: str, hint: str = "start with `hzfast cluster up --detach`, or pass "
+                                        "--address") -> dict[str, Any]:
     try:
         with open(path) as f:
             state: dict[str, Any] = json.load(f)
@@ -302,8 +346,7 @@ def _read_state(path: str) -> dict[str, Any]:
         assert isinstance(members, list) and all(
             isinstance(m["pid"], int) and isinstance(m["port"], int) for m in members)
     except FileNotFoundError:
-        raise UserError(f"--state-file: {path}: not found (start with `hzfast cluster up "
-                        f"--detach`, or pass --address)") from None
+        raise UserError(f"--state-file: {path}: not found ({hint})") from None
     except (OSError, ValueError, KeyError, TypeError, AssertionError):
         raise UserError(f"--state-file: {path}: not a cluster state file") from None
     return state
@@ -329,7 +372,8 @@ def cmd_cluster_status(args: argparse.Namespace) -> int:
 def cmd_cluster_down(args: argparse.Namespace) -> int:
     """``hzfast cluster down``: SIGTERM every PID of the state file, then SIGKILL."""
     from hzfast.node.chaos import remove_logs
-    state = _read_state(args.state_file)
+    state = _read_state(args.state_file, "no detached cluster to stop here: `hzfast cluster "
+                                         "up --detach` writes it")
     stopped = 0
     for m in state["members"]:
         with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -376,6 +420,13 @@ async def _snapshot(addrs: list[tuple[str, int]], options: dict[str, Any]) -> di
     client = Client(addrs, timeout=2.0, **options)
     try:
         got = await cluster_status(client, addrs)
+        # the members the answering ones see, asked too (one joined by hand, say)
+        seen = {(str(h), int(p)) for s in got.values() if s is not None
+                for _, h, p in s["members"]}
+        more = sorted(seen - set(got))
+        if more:
+            got.update(await cluster_status(client, more))
+            addrs = list(got)
     finally:
         client.close()
     members = [s if s is not None else {"address": f"{h}:{p}", "unreachable": True}
@@ -404,10 +455,14 @@ async def _live(addrs: list[tuple[str, int]], seconds: float, once: bool,
 
 def _status_table(d: dict[str, Any]) -> Table:
     from rich.table import Table
-    t = Table(title=(f"{d['reachable']} of {d['asked']} members answer; stamps "
-                     f"{'agree' if d['stamps_agree'] else 'differ'}; "
-                     f"{d['migrations_in_flight']} migrations in flight"
-                     f"{'; settled' if d['settled'] else ''}"))
+    if not d["reachable"]:
+        title = f"no member answers ({d['asked']} asked)"
+    else:
+        title = (f"{d['reachable']} of {d['asked']} members answer; stamps "
+                 f"{'agree' if d['stamps_agree'] else 'differ'}; "
+                 f"{d['migrations_in_flight']} migrations in flight"
+                 f"{'; settled' if d['settled'] else ''}")
+    t = Table(title=title)
     for col in ("member", "port", "pid", "master", "state", "stamp", "owned", "active",
                 "entries", "data", "committed", "failed"):
         t.add_column(col, justify="right" if col not in ("state",) else "left")
@@ -430,6 +485,10 @@ def cmd_chaos(args: argparse.Namespace) -> int:
     from hzfast.node.chaos import run_5444, run_chaos
     from hzfast.node.client import ClientError
     say = (lambda text: print(text, file=sys.stderr, flush=True)) if not args.json else None
+    if args.scenario is None and args.backups >= args.members:
+        raise UserError(f"-b/--backups: {args.backups} backups need at least "
+                        f"{args.backups + 1} members (--members {args.members}): a write is "
+                        f"acknowledged only once every backup has it")
     try:
         if args.scenario == "5444":
             out = asyncio.run(run_5444(design=args.design, entries=args.entries,
@@ -463,5 +522,6 @@ def _render_chaos(con: Console, d: dict[str, Any]) -> None:
         ("migrations committed / failed",
          f"{d['migrations_committed']} / {d['migrations_failed']}"),
         ("final stamps agree", "yes" if d["final_stamp_agreed"] else "NO"),
+        *([("not settled", "; ".join(d["unsettled"]))] if d.get("unsettled") else []),
         ("time", f"{d['seconds']} s"),
     ]))

@@ -383,6 +383,7 @@ def _same(c, refs):
         assert c.gaps(p) == r.gaps, p
 
 
+@pytest.mark.slow   # a long sweep: opt-in (-m slow), CI runs it
 def test_differential_one_million_operations():
     """1,000,000 random operations (in order, reordered, duplicated, stale, overlapping)
     over 500 partitions, in 10 batches with reservations and absolute updates between:

@@ -416,6 +416,7 @@ _tree = st.recursive(_leaf, lambda c: st.lists(c, max_size=6)
                      | st.dictionaries(st.text(max_size=4), c, max_size=3), max_leaves=30)
 
 
+@pytest.mark.slow   # fuzzing: opt-in (-m slow), CI runs it; also .ci/fuzz's node_wire
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(sorted(wire.FRAMES)), st.lists(_tree, max_size=9))
 def test_random_frames_raise_only_wire_error(tag, fields):
@@ -426,6 +427,7 @@ def test_random_frames_raise_only_wire_error(tag, fields):
         pass
 
 
+@pytest.mark.slow   # fuzzing: opt-in (-m slow), CI runs it; also .ci/fuzz's node_wire
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(sorted(t.__name__ for t in wire.SCHEMA)),
        st.lists(_tree, min_size=1, max_size=8))
