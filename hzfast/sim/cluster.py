@@ -27,6 +27,7 @@ from hzfast.protocol.events import (
     MessageReceived,
     TimerFired,
 )
+from hzfast.protocol.kinds import CLEAR, COPY, DISCARD, INSTALL, SYNC, MarkName
 from hzfast.protocol.node import Config, MemberState, Node
 from hzfast.protocol.outputs import CancelTimer, Effect, Mark, Send, SetTimer
 from hzfast.sim._checks import advance_versions, first_disagreement
@@ -50,8 +51,10 @@ _SUCCESS = msg.MigrationStatus.SUCCESS
 _PUBLISH = msg.PublishCompletedMigrations
 _PUBLISH_ACK = msg.PublishCompletedAck
 # the marks the simulator does more with than count (one set lookup rules out the rest)
-_MARKS_WATCHED = frozenset(("master_committed", "recovery_published", "migration_failed",
-                            "migration_started", "completed_evicted"))
+_STARTED, _COMMITTED, _FAILED = (MarkName.MIGRATION_STARTED, MarkName.MASTER_COMMITTED,
+                                 MarkName.MIGRATION_FAILED)
+_RECOVERED, _EVICTED = MarkName.RECOVERY_PUBLISHED, MarkName.COMPLETED_EVICTED
+_MARKS_WATCHED = frozenset((_COMMITTED, _RECOVERED, _FAILED, _STARTED, _EVICTED))
 
 SAFETY_TICKS = 3_000          # the safety phase: faults on
 LIVENESS_TICKS = 40_000       # the liveness phase's bound: faults off, must converge
@@ -397,19 +400,19 @@ class Simulation:
         if name not in _MARKS_WATCHED and not self.script:
             return
         x = mk.migration
-        if name == "migration_started" and x is not None:
+        if name == _STARTED and x is not None:
             self._started(mid, x)
-        elif name == "master_committed" and x is not None:
+        elif name == _COMMITTED and x is not None:
             self.committed.add(x.id)
             self._ended(mid, x)
-        if name == "recovery_published":      # what a destination committed stands
+        if name == _RECOVERED:                # what a destination committed stands
             self.committed |= {y.id for y in self.nodes[mid].completed.values()
                                if y.status == _SUCCESS}
-        if name == "migration_failed":
+        if name == _FAILED:
             self.result.migrations_failed += 1
             if x is not None:
                 self._ended(mid, x)
-        elif name == "completed_evicted":
+        elif name == _EVICTED:
             self._evicted(mid)
         for i, (c, seen) in enumerate(self.script):
             if c.mark != name or seen >= c.nth:
@@ -622,7 +625,7 @@ class Simulation:
         kind, p, x = e.kind, e.partition, e.migration
         ok = True
         st = self.store[mid]
-        if kind in ("copy", "sync"):
+        if kind == COPY or kind == SYNC:
             snap = st.get(p, 0)                  # (an int: a snapshot as it is)
             to = e.to
             d = _randbits(self.getrandbits, 1, self.max_delay) if self.faulty else 1
@@ -630,14 +633,14 @@ class Simulation:
                 self._inject("transfer_dropped")
                 self._push(self.now + d, "done", (mid, e.id, False))
                 return
-            if kind == "sync" and x is None:     # replica sync: one at a time per owner
+            if kind == SYNC and x is None:       # replica sync: one at a time per owner
                 start = max(self.now, self.sync_free.get(mid, 0))
                 self.sync_free[mid] = start + self.sync_ticks
                 self._push(start, "sync_start", (mid, to, p, e.id, start + self.sync_ticks - start))
                 return
             self._push(self.now + d, "arrive", (mid, to, kind, p, x, snap, e.id))
             return
-        if kind == "install":
+        if kind == INSTALL:
             assert x is not None
             data = self.staged[mid].pop(x.id, None)
             if e.keep:
@@ -647,10 +650,10 @@ class Simulation:
                     st[p] = st.get(p, 0) | data
             elif p in st:
                 self._clear(mid, p)
-        elif kind == "discard":
+        elif kind == DISCARD:
             assert x is not None
             self.staged[mid].pop(x.id, None)
-        elif kind == "clear":
+        elif kind == CLEAR:
             if x is not None and x.status == _SUCCESS \
                     and x.id not in self.committed and self.design == "safe":
                 self._violation(f"m{mid} clears partition {p} for {x} before the master "
@@ -662,7 +665,7 @@ class Simulation:
                 snap: int, eid: int) -> None:
         ok = to in self.nodes and src in self.nodes     # a crash cuts transfers in flight
         if ok:
-            if kind == "copy":
+            if kind == COPY:
                 assert x is not None
                 self.staged[to][x.id] = snap
             else:
@@ -831,7 +834,7 @@ class Simulation:
                 src, to, p, eid, d = payload
                 if src in self.nodes:
                     snap = self.store[src].get(p, 0)
-                    self._push(t + d, "arrive", (src, to, "sync", p, None, snap, eid))
+                    self._push(t + d, "arrive", (src, to, SYNC, p, None, snap, eid))
             elif kind == "view":
                 mid, no, ev = payload
                 if mid in self.nodes and no > self.seen_view.get(mid, 0):
@@ -884,7 +887,7 @@ class Simulation:
         r.events = self.events
         r.time = self.now
         r.marks = dict(self.marks)
-        r.migrations_committed = self.marks.get("master_committed", 0)
+        r.migrations_committed = self.marks.get(_COMMITTED, 0)
         r.faults_injected = dict(self.injected)
         # the set check, partition by partition (masks over each partition's keys)
         read: dict[int, int] = {}

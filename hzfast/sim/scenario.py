@@ -31,6 +31,7 @@ import numpy as np
 
 from hzfast.protocol import messages as msg
 from hzfast.protocol.events import MembershipChanged, MessageReceived
+from hzfast.protocol.kinds import MarkName
 from hzfast.protocol.messages import MigrationInfo, MigrationStatus
 from hzfast.protocol.node import Node
 from hzfast.protocol.outputs import MARKS, Effect, Mark
@@ -472,7 +473,7 @@ class ScenarioSimulation(Simulation):
             self.touched.add(mk.partition)
         roles = []
         if x is not None:
-            if mk.name == "migration_started":
+            if mk.name == MarkName.MIGRATION_STARTED:
                 row = self._master_row(x.partition)
                 self.owners[x.id] = int(row[0]) if row is not None else -1
             owner = self.owners.get(x.id, -1)
