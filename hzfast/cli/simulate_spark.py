@@ -5,7 +5,7 @@ The sweep is cut into units of ``--seeds-per-task`` consecutive seeds of one sha
 Spark job per batch (``spark_integration.unit_frame``), its rows fetched as Arrow and
 written by this process to ``--output`` as ``part-A-B.parquet`` (units ``A..B-1``),
 written whole under a temporary name and renamed, so a file is there only when its batch
-is. ``sweep.json`` there records the sweep's settings; run the same command again and
+is. ``_sweep.json`` there (a name Spark's reader skips) records the sweep's settings; run the same command again and
 the batches whose file exists are read back instead of run (a different sweep into the
 same directory is refused). The summary is tallied with ``hzfast simulate``'s own code,
 in shape and seed order, from the rows of every batch, so it is the ``--jobs`` summary of
@@ -29,11 +29,11 @@ from typing import Any
 
 from hzfast.cli._errors import UserError
 from hzfast.cli._output import busy, emit
-from hzfast.cli.simulate import _passed, _render, _replay_flags, _Tally
+from hzfast.cli.simulate import _DEFAULT, _passed, _render, _replay_flags, _Tally
 
 __all__ = ["run_spark"]
 
-_MANIFEST = "sweep.json"
+_MANIFEST = "_sweep.json"   # "_": Spark's Parquet reader skips it
 _FORMAT = 1
 _PART = re.compile(r"^part-(\d{8})-(\d{8})\.parquet$")
 _EXAMPLES = 5              # rows not ok (a legacy run's losses too) shown with their replay
@@ -67,6 +67,8 @@ class _Row:
 def _shapes(args: argparse.Namespace, si: Any) -> list[dict[str, Any]]:
     """The sweep's shapes, checked: the command line's settings, or each of ``--shapes``
     over them."""
+    if args.entries is None:
+        args.entries = _DEFAULT["entries"]
     base = {"members": args.members, "partitions": args.partitions,
             "backup_count": args.backup_count, "entries": args.entries,
             "faults": args.faults, "design": args.design, "joins": args.joins,

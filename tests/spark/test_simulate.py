@@ -212,9 +212,8 @@ def test_resume_skips_finished_ranges(spark, capsys, tmp_path, monkeypatch):
     assert (third["seeds_run"], third["seeds_resumed"]) == (0, 40)
     assert _strip(third) == _strip(first)
     # another sweep into the same directory is refused
-    args = build_parser().parse_args(["simulate", "--spark", "--seeds", "41", "--output",
-                                      str(out), *SMALL_FLAGS])
-    with pytest.raises(Exception, match=r"--output: .* holds another sweep \(seeds"):
+    args = build_parser().parse_args(["simulate", "--spark", *map(str, argv), "--seeds", "41"])
+    with pytest.raises(Exception, match=r"--output: .* holds another sweep \(seeds differ\)"):
         simulate_spark.run_spark(args, spark)
 
 
