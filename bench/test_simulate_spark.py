@@ -11,7 +11,9 @@ entry and the event, and every run passed.
 * ``test_spark_against_jobs``: the issue's figure, seeds/s of ``--spark`` over seeds/s of
   ``--jobs 2``, timed in one run as A B B A (jobs, spark, spark, jobs) so that a drift of the
   shared machine's speed weighs on both; ``extra_info`` keeps every time and the ratio of
-  the sums (aim: >= 0.85 at 2,000 seeds).
+  the sums (aim: >= 0.85 at 2,000 seeds); and the CPU seconds of the whole process tree
+  (this process, the ``--jobs`` workers, the Spark JVM and its Python workers) per sweep,
+  with their ratio: on a shared machine the steadier figure.
 
 Seeds: ``HZFAST_BENCH_SIM_SEEDS`` (default 2,000; 40 under ``--benchmark-disable``, as in CI).
 Run: ``python -m pytest bench/test_simulate_spark.py -p no:xdist -k against -s``.
@@ -55,8 +57,42 @@ def spark():
     session.stop()
 
 
-def _sweep(engine: str, n: int, spark, out) -> tuple[float, dict]:
-    """One sweep of seeds 0..n-1: (wall seconds, the report without its timings)."""
+_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _tree_cpu() -> float:
+    """CPU seconds used so far by this process and its descendants, the living ones (the
+    Spark JVM and its Python workers) and the exited ones their parents waited for (the
+    ``--jobs`` workers): utime + stime + cutime + cstime of every process in the tree.
+    Linux only; 0.0 elsewhere."""
+    if not os.path.isdir("/proc/self"):
+        return 0.0
+    parent, cpu = {}, {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                st = f.read()
+        except OSError:
+            continue
+        fields = st[st.rindex(")") + 2:].split()
+        parent[int(d)] = int(fields[1])
+        cpu[int(d)] = sum(int(x) for x in fields[11:15])
+    children: dict[int, list[int]] = {}
+    for pid, pp in parent.items():
+        children.setdefault(pp, []).append(pid)
+    total, stack = 0, [os.getpid()]
+    while stack:
+        pid = stack.pop()
+        total += cpu.get(pid, 0)
+        stack.extend(children.get(pid, ()))
+    return total / _TICK
+
+
+def _sweep(engine: str, n: int, spark, out, cpu: list | None = None) -> tuple[float, dict]:
+    """One sweep of seeds 0..n-1: (wall seconds, the report without its timings); the CPU
+    seconds of the process tree are appended to ``cpu``."""
     argv = ["simulate", "--seeds", str(n), "--keep-going", "--json"]
     if engine == "jobs":
         argv += ["--jobs", "2"]
@@ -64,10 +100,13 @@ def _sweep(engine: str, n: int, spark, out) -> tuple[float, dict]:
         argv += ["--spark", "--output", str(out)]
     args = build_parser().parse_args(argv)
     buf = io.StringIO()
+    c = _tree_cpu()
     t = time.perf_counter()
     with contextlib.redirect_stdout(buf):
         status = run_spark(args, spark) if engine == "spark" else cmd_simulate(args)
     seconds = time.perf_counter() - t
+    if cpu is not None:
+        cpu.append(_tree_cpu() - c)
     report = json.loads(buf.getvalue())
     assert status == 0 and report["seeds"] == n and report["failed"] == 0, report
     if engine == "spark":
@@ -91,17 +130,22 @@ def test_sweep(benchmark, spark, seeds, tmp_path, engine):
 def test_spark_against_jobs(benchmark, spark, seeds, tmp_path):
     benchmark.group = "simulate sweep, 2 cores: spark / jobs"
     times: dict[str, list[float]] = {"jobs": [], "spark": []}
+    cpu: dict[str, list[float]] = {"jobs": [], "spark": []}
     reports = []
 
     def abba():
         for i, engine in enumerate(("jobs", "spark", "spark", "jobs")):
-            seconds, report = _sweep(engine, seeds, spark, tmp_path / f"abba{i}")
+            seconds, report = _sweep(engine, seeds, spark, tmp_path / f"abba{i}", cpu[engine])
             times[engine].append(seconds)
             reports.append(report)
     benchmark.pedantic(abba, rounds=1, iterations=1)
     assert all(r == reports[0] for r in reports), "the engines disagree"
     ratio = sum(times["jobs"]) / sum(times["spark"])     # (seeds/s spark) / (seeds/s jobs)
+    cpu_ratio = sum(cpu["jobs"]) / sum(cpu["spark"])     # the same per CPU second
     benchmark.extra_info.update(seeds=seeds, jobs_seconds=times["jobs"],
-                                spark_seconds=times["spark"], ratio=round(ratio, 3))
+                                spark_seconds=times["spark"], ratio=round(ratio, 3),
+                                jobs_cpu_seconds=cpu["jobs"], spark_cpu_seconds=cpu["spark"],
+                                cpu_ratio=round(cpu_ratio, 3))
     print(f"\n{seeds} seeds: --jobs 2 {times['jobs']} s, --spark local[2] {times['spark']} s;"
-          f" spark seeds/s / jobs seeds/s = {ratio:.3f}")
+          f" spark seeds/s / jobs seeds/s = {ratio:.3f}; CPU s: jobs {cpu['jobs']}, "
+          f"spark {cpu['spark']}, per CPU second {cpu_ratio:.3f}")

@@ -4,8 +4,8 @@ How it runs
 -----------
 The seeds are cut into *units*: ranges of ``seeds_per_task`` consecutive seeds of one shape.
 ``spark.range(units, numPartitions=units)`` makes one task per unit (no shuffle, so adaptive
-execution cannot merge them); a ``mapInArrow`` function, shipped with the list of units and
-shapes, runs ``hzfast.sim.run(seed, **shape)`` for each seed of its unit in the executor's
+execution cannot merge them); a ``mapInArrow`` function, shipped with the seed range, the
+shapes and the unit size (not a list of units), runs ``hzfast.sim.run(seed, **shape)`` for each seed of its unit in the executor's
 Python worker and returns one Arrow batch of rows per unit. It is the same call with the same
 arguments as ``hzfast simulate`` makes, and a run is deterministic in its seed, so every row
 is what the local runner computes for that seed (tested: totals equal to ``--jobs`` to the
@@ -191,31 +191,61 @@ def _rows(shape_index: int, settings: dict[str, Any], replay: str, lo: int,
     return pa.RecordBatch.from_pydict(cols, schema=SIMULATION_SCHEMA)
 
 
-def _unit_runner(units: list[tuple[int, int, int]], shapes: list[dict[str, Any]],
-                 replays: list[str]):
-    """The ``mapInArrow`` function: unit ids in, the units' rows out."""
+def _unit(seeds: range, seeds_per_task: int, index: int) -> tuple[int, int, int]:
+    """Unit ``index`` of :func:`seed_units`'s list, computed (a task is shipped the sweep's
+    few numbers, never the list: a million seeds are 40,000 units)."""
+    per_shape = -(-len(seeds) // seeds_per_task)
+    s, k = divmod(index, per_shape)
+    lo = seeds.start + k * seeds_per_task
+    return s, lo, min(lo + seeds_per_task, seeds.stop)
+
+
+def _unit_runner(seeds: range, seeds_per_task: int, first: int,
+                 shapes: list[dict[str, Any]], replays: list[str]):
+    """The ``mapInArrow`` function: ids in (unit ``first + id``), the units' rows out."""
     def run_units(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             for i in batch.column(0).to_pylist():
-                s, lo, hi = units[i]
+                s, lo, hi = _unit(seeds, seeds_per_task, first + i)
                 yield _rows(s, shapes[s], replays[s], lo, hi)
     return run_units
 
 
-def unit_frame(spark, units: Sequence[tuple[int, int, int]],
-               shapes: Sequence[Mapping[str, Any]]):
-    """The DataFrame of the given units (one task each) of checked ``shapes``.
+def unit_frame(spark, seeds: range, shapes: Sequence[Mapping[str, Any]],
+               seeds_per_task: int, units: range | None = None):
+    """The DataFrame of some units of a sweep (one task each), in order.
 
-    The building block of :func:`simulate` and of ``hzfast simulate --spark`` (which runs a
-    long sweep as several such frames, so that it can resume).
+    The building block of :func:`simulate` and of ``hzfast simulate --spark``, which runs a
+    long sweep as several such frames (batches), so that it can resume.
+
+    Parameters
+    ----------
+    spark : pyspark.sql.SparkSession
+    seeds : range
+        The sweep's seeds (step 1).
+    shapes : sequence of dict
+        The sweep's shapes, each complete and checked (:func:`shape_settings`).
+    seeds_per_task : int
+    units : range, optional
+        Which of the sweep's units (indices into :func:`seed_units`'s list); default all.
+
+    Returns
+    -------
+    pyspark.sql.DataFrame
+        As :func:`simulate`'s.
     """
-    units = [tuple(map(int, u)) for u in units]
     shapes = [dict(s) for s in shapes]
+    total = len(shapes) * -(-len(seeds) // seeds_per_task)
+    units = range(total) if units is None else units
+    if units.step != 1 or units.start < 0 or units.stop > total:
+        raise ValueError(f"unit_frame: units must be a range of step 1 within 0..{total}, "
+                         f"got {units!r}")
     schema = _spark_schema()
     if not units:
         return spark.createDataFrame([], schema)
     ids = spark.range(0, len(units), 1, numPartitions=len(units))
-    return ids.mapInArrow(_unit_runner(units, shapes, _replays(shapes)), schema)
+    return ids.mapInArrow(
+        _unit_runner(seeds, seeds_per_task, units.start, shapes, _replays(shapes)), schema)
 
 
 def simulate(spark, seeds, *, shapes: Sequence[Mapping[str, Any]] | None = None,
@@ -297,4 +327,4 @@ def simulate(spark, seeds, *, shapes: Sequence[Mapping[str, Any]] | None = None,
         grid = [shape_settings({**shape, **dict(s)} if isinstance(s, Mapping) else s,
                                where=f"simulate: shapes[{i}]")
                 for i, s in enumerate(shapes)]
-    return unit_frame(spark, seed_units(seeds, len(grid), seeds_per_task), grid)
+    return unit_frame(spark, seeds, grid, seeds_per_task)

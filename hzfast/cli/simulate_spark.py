@@ -266,6 +266,10 @@ def run_spark(args: argparse.Namespace, spark: Any = None) -> int:
     wanted = {"format": _FORMAT, "seed_start": args.seed_start, "seeds": args.seeds,
               "seeds_per_task": args.seeds_per_task, "shapes": shapes}
     have = _manifest(out, wanted)
+    try:                                        # an unusable directory fails before Spark starts
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"--output: {out}: {exc.strerror or exc}") from None
     master = args.master
     own = False
     if spark is None:
@@ -274,7 +278,6 @@ def run_spark(args: argparse.Namespace, spark: Any = None) -> int:
         if have is None:
             size = _batch_units(spark, master)
             try:
-                out.mkdir(parents=True, exist_ok=True)
                 tmp = out / f".{_MANIFEST}.tmp"
                 tmp.write_text(json.dumps({**wanted, "batch_units": size}, indent=1))
                 os.replace(tmp, out / _MANIFEST)
@@ -282,14 +285,14 @@ def run_spark(args: argparse.Namespace, spark: Any = None) -> int:
                 raise UserError(f"--output: {out}: {exc.strerror or exc}") from None
         else:
             size = int(have["batch_units"])
-        return _sweep(args, si, spark, shapes, units, out, size, t0)
+        return _sweep(args, si, spark, shapes, seeds, units, out, size, t0)
     finally:
         if own:
             spark.stop()
 
 
 def _sweep(args: argparse.Namespace, si: Any, spark: Any, shapes: list[dict[str, Any]],
-           units: list[tuple[int, int, int]], out: Path, size: int, t0: float) -> int:
+           seeds: range, units: list[tuple[int, int, int]], out: Path, size: int, t0: float) -> int:
     import pyarrow.parquet as pq
 
     flags = [_replay_flags(argparse.Namespace(scenario=None, **s)) for s in shapes]
@@ -308,12 +311,10 @@ def _sweep(args: argparse.Namespace, si: Any, spark: Any, shapes: list[dict[str,
                 table = pq.read_table(path, columns=list(_TALLIED))
                 resumed += table.num_rows
             else:
-                seeds = sum(hi - lo for _, lo, hi in units[a:b])
-                with _job_progress(spark, advance, b - a, seeds):
-                    try:
-                        table = si.unit_frame(spark, units[a:b], shapes).toArrow()
-                    except (ValueError, TypeError) as exc:     # bad settings in a worker
-                        raise UserError(str(exc)) from exc
+                count = sum(hi - lo for _, lo, hi in units[a:b])
+                with _job_progress(spark, advance, b - a, count):
+                    table = si.unit_frame(spark, seeds, shapes, args.seeds_per_task,
+                                          range(a, b)).toArrow()
                 tmp = out / f".{path.name}.tmp"
                 pq.write_table(table, tmp)
                 os.replace(tmp, path)

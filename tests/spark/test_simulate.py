@@ -276,3 +276,22 @@ def test_the_command_line_killed_and_resumed(tmp_path):
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "--jobs" in bad.stderr
     bad = _hzfast("simulate", "--seeds", "3", "--output", out)
     assert bad.returncode == 2 and "--output: goes with --spark" in bad.stderr
+
+
+def test_progress_follows_spark_tasks(spark, capsys, tmp_path, monkeypatch):
+    """The progress bar advances by the seeds of the tasks Spark reports done, within a
+    job, and ends at the seeds run."""
+    import contextlib
+    calls = []
+
+    @contextlib.contextmanager
+    def recorder(description, *, total=None):
+        calls.append(("start", total))
+        yield lambda n=1, description=None: calls.append(("advance", n))
+    monkeypatch.setattr(simulate_spark, "busy", recorder)
+    _, got = _spark_cli(spark, capsys, "--seeds", "24", "--entries", "3000",
+                        "--seeds-per-task", "1", "--output", tmp_path / "p", "--keep-going")
+    assert calls[0] == ("start", 24) and got["seeds_run"] == 24
+    steps = [n for what, n in calls[1:] if what == "advance"]
+    assert sum(steps) == pytest.approx(24)
+    assert len(steps) > 1, "no progress reported within the job"
