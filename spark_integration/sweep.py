@@ -5,8 +5,9 @@ How it runs
 The seeds are cut into *units*: ranges of ``seeds_per_task`` consecutive seeds of one shape.
 ``spark.range(units, numPartitions=units)`` makes one task per unit (no shuffle, so adaptive
 execution cannot merge them); a ``mapInArrow`` function, shipped with the seed range, the
-shapes and the unit size (not a list of units), runs ``hzfast.sim.run(seed, **shape)`` for each seed of its unit in the executor's
-Python worker and returns one Arrow batch of rows per unit. It is the same call with the same
+shapes and the unit size (not a list of units), runs ``hzfast.sim.run(seed, **shape)`` for
+each seed of its unit in the executor's Python worker and returns one Arrow batch of rows
+per unit. It is the same call with the same
 arguments as ``hzfast simulate`` makes, and a run is deterministic in its seed, so every row
 is what the local runner computes for that seed (tested: totals equal to ``--jobs`` to the
 entry and the event).
@@ -31,9 +32,10 @@ __all__ = ["SIMULATION_SCHEMA", "SHAPE_SETTINGS", "SEEDS_PER_TASK", "simulate", 
 SHAPE_SETTINGS = ("members", "partitions", "backup_count", "entries", "faults", "design",
                   "joins", "max_parallel_migrations", "strict")
 
-#: Seeds per task (per unit) unless told: a default-shape seed takes 15-40 ms of CPU, so a
-#: unit is about a second: enough to amortise a task's scheduling (milliseconds), short
-#: enough that the last tasks of a job leave the cores idle for little.
+#: Seeds per task (per unit) unless told: a default-shape seed takes 25-100 ms of CPU on a
+#: 2-core machine (by the day and the load), so a unit is 1-3 s: enough to amortise a
+#: task's scheduling (milliseconds), short enough that the last tasks of a job leave the
+#: cores idle for little.
 SEEDS_PER_TASK = 25
 
 _LONG, _INT, _STR, _BOOL, _F64 = pa.int64(), pa.int32(), pa.string(), pa.bool_(), pa.float64()

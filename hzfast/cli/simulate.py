@@ -83,20 +83,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("-j", "--jobs", type=_positive, default=1,
                    help="worker processes (seeds run in chunks; same results for any count; "
                         "one process where fork is not available)")
-    g = p.add_argument_group("Spark (hzfast simulate --spark; pip install 'hzfast[spark]')")
-    g.add_argument("--spark", action="store_true",
-                   help="run the seeds as Spark tasks; per-seed rows go to --output as "
-                        "Parquet; the same command again resumes the sweep")
-    g.add_argument("--master", default="local[*]",
-                   help="Spark master URL (local[N], spark://..., yarn, ...; sc://HOST:PORT "
-                        "for Spark Connect)")
-    g.add_argument("--output", metavar="DIR", default=None,
-                   help="directory of the sweep's Parquet rows (required with --spark)")
-    g.add_argument("--shapes", metavar="FILE", default=None,
-                   help="JSON list of shapes (objects of hzfast.sim.run settings over the "
-                        "flags): every seed runs with each")
-    g.add_argument("--seeds-per-task", type=_positive, default=25,
-                   help="consecutive seeds one Spark task runs")
     p.set_defaults(func=cmd_simulate)
 
 
@@ -132,12 +118,6 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         raise UserError("--strict: for swarm seeds; leave it out with --scenario")
     if args.entries is None:
         args.entries = _SCENARIO_DEFAULT["entries"] if args.scenario else _DEFAULT["entries"]
-    if getattr(args, "spark", False):
-        from hzfast.cli.simulate_spark import run_spark
-        return run_spark(args)
-    for name in ("output", "shapes"):
-        if getattr(args, name, None) is not None:
-            raise UserError(f"--{name}: goes with --spark")
     t0 = time.perf_counter()
     tally = _Tally(_replay_flags(args))
     trace: list[str] = []

@@ -1,5 +1,9 @@
 """``hzfast simulate --spark``: the same sweep, with Spark as the engine.
 
+A command group of its own (:data:`hzfast.cli.COMMAND_GROUPS`, after ``simulate``) that adds
+its flags to ``hzfast simulate``'s parser and takes over the command when ``--spark`` is
+given (``simulate`` itself knows nothing of Spark).
+
 The sweep is cut into units of ``--seeds-per-task`` consecutive seeds of one shape
 (``spark_integration.seed_units``), one Spark task each, and the units into batches: one
 Spark job per batch (``spark_integration.unit_frame``), its rows fetched as Arrow and
@@ -29,9 +33,17 @@ from typing import Any
 
 from hzfast.cli._errors import UserError
 from hzfast.cli._output import busy, emit
-from hzfast.cli.simulate import _DEFAULT, _passed, _render, _replay_flags, _Tally
+from hzfast.cli.simulate import (
+    _DEFAULT,
+    _passed,
+    _positive,
+    _render,
+    _replay_flags,
+    _Tally,
+    cmd_simulate,
+)
 
-__all__ = ["run_spark"]
+__all__ = ["register", "run_spark"]
 
 _MANIFEST = "_sweep.json"   # "_": Spark's Parquet reader skips it
 _FORMAT = 1
@@ -41,6 +53,37 @@ _MIN_BATCH_UNITS = 64       # a job of fewer units leaves cores idle at its end 
 _TALLIED = ("seed", "shape", "design", "members_at_start", "entries_acknowledged",
             "entries_lost", "entries_lost_expected", "converged", "events", "violations",
             "faults_injected", "marks", "summary", "last_events", "replay", "ok")
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the Spark flags to ``hzfast simulate`` (registered before) and dispatch on
+    ``--spark``."""
+    p = subparsers.choices["simulate"]
+    g = p.add_argument_group("Spark (hzfast simulate --spark; pip install 'hzfast[spark]')")
+    g.add_argument("--spark", action="store_true",
+                   help="run the seeds as Spark tasks; per-seed rows go to --output as "
+                        "Parquet; the same command again resumes the sweep")
+    g.add_argument("--master", default="local[*]",
+                   help="Spark master URL (local[N], spark://..., yarn, ...; sc://HOST:PORT "
+                        "for Spark Connect)")
+    g.add_argument("--output", metavar="DIR", default=None,
+                   help="directory of the sweep's Parquet rows (required with --spark)")
+    g.add_argument("--shapes", metavar="FILE", default=None,
+                   help="JSON list of shapes (objects of hzfast.sim.run settings over the "
+                        "flags): every seed runs with each")
+    g.add_argument("--seeds-per-task", type=_positive, default=25,
+                   help="consecutive seeds one Spark task runs")
+    p.set_defaults(func=cmd_simulate_any)
+
+
+def cmd_simulate_any(args: argparse.Namespace) -> int:
+    """``hzfast simulate``: on Spark with ``--spark`` (:func:`run_spark`), else locally."""
+    if args.spark:
+        return run_spark(args)
+    for name in ("output", "shapes"):
+        if getattr(args, name) is not None:
+            raise UserError(f"--{name}: goes with --spark")
+    return cmd_simulate(args)
 
 
 class _Row:
