@@ -61,10 +61,11 @@ _TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
 def _tree_cpu() -> float:
-    """CPU seconds used so far by this process and its descendants, the living ones (the
-    Spark JVM and its Python workers) and the exited ones their parents waited for (the
-    ``--jobs`` workers): utime + stime + cutime + cstime of every process in the tree.
-    Linux only; 0.0 elsewhere."""
+    """CPU seconds used so far by this process and its living descendants (the Spark JVM
+    and its Python workers), with the exited ones their parents waited for: utime + stime +
+    cutime + cstime of every process in the tree. A process that exits unwaited-for (a
+    Python worker of a daemon Spark stopped) takes its seconds away: measure over spans in
+    which the tree lives (one sweep). Linux only; 0.0 elsewhere."""
     if not os.path.isdir("/proc/self"):
         return 0.0
     parent, cpu = {}, {}
@@ -90,6 +91,12 @@ def _tree_cpu() -> float:
     return total / _TICK
 
 
+def _own_cpu() -> float:
+    """CPU seconds of this process and of the children it has waited for."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
 def _sweep(engine: str, n: int, spark, out, cpu: list | None = None) -> tuple[float, dict]:
     """One sweep of seeds 0..n-1: (wall seconds, the report without its timings); the CPU
     seconds of the process tree are appended to ``cpu``."""
@@ -100,13 +107,16 @@ def _sweep(engine: str, n: int, spark, out, cpu: list | None = None) -> tuple[fl
         argv += ["--spark", "--output", str(out)]
     args = build_parser().parse_args(argv)
     buf = io.StringIO()
-    c = _tree_cpu()
+    # --jobs: this process and its workers, waited for when the sweep ends (os.times);
+    # --spark: the living tree (the JVM and its Python workers, which outlive a sweep)
+    clock = _own_cpu if engine == "jobs" else _tree_cpu
+    c = clock()
     t = time.perf_counter()
     with contextlib.redirect_stdout(buf):
         status = run_spark(args, spark) if engine == "spark" else cmd_simulate(args)
     seconds = time.perf_counter() - t
     if cpu is not None:
-        cpu.append(_tree_cpu() - c)
+        cpu.append(round(clock() - c, 2))
     report = json.loads(buf.getvalue())
     assert status == 0 and report["seeds"] == n and report["failed"] == 0, report
     if engine == "spark":
