@@ -26,7 +26,9 @@ SPARK_ONLY = ("engine", "output", "seeds_resumed", "seeds_run", "stopped_at_fail
 
 
 def _env():
-    env = dict(os.environ)
+    # not the Connect mode pyspark marks this process with while a Connect session lives
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("SPARK_CONNECT_MODE_ENABLED", "SPARK_LOCAL_REMOTE", "SPARK_REMOTE")}
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
     return env
 
@@ -251,13 +253,15 @@ def test_the_command_line_killed_and_resumed(tmp_path):
     out = tmp_path / "k"
     argv = ["simulate", "--spark", "--master", "local[2]", "--seeds", "140", *SMALL_FLAGS,
             "--seeds-per-task", "2", "--output", out, "--keep-going", "--json"]
-    p = subprocess.Popen([sys.executable, "-m", "hzfast", *map(str, argv)], env=_env(),
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                         start_new_session=True)
+    err = tmp_path / "stderr"
+    with open(err, "w") as f:
+        p = subprocess.Popen([sys.executable, "-m", "hzfast", *map(str, argv)], env=_env(),
+                             stdout=subprocess.DEVNULL, stderr=f, start_new_session=True)
     try:
         deadline = time.monotonic() + 300
         while not list(out.glob("part-*.parquet")) and time.monotonic() < deadline:
-            assert p.poll() is None, "the sweep ended before it was killed"
+            assert p.poll() is None, ("the sweep ended before it was killed",
+                                      err.read_text()[-3000:])
             time.sleep(0.2)
         os.killpg(p.pid, signal.SIGKILL)       # the CLI, its JVM and the Python workers
     finally:
