@@ -9,9 +9,13 @@ computes for every key, from the same Cython kernels as hzfast, fed whole Arrow 
 * :func:`partition_by_owner` - one Spark partition per member, for bulk loaders;
 * :func:`register_functions` - SQL ``hz_partition_id``, ``ignite_partition``, ``hz_owner``,
   ``hz_backups``;
-* :func:`estimate_movement` - rows/bytes per partition and per member a topology change moves.
+* :func:`estimate_movement` - rows/bytes per partition and per member a topology change moves;
+* :func:`simulate` - sweeps of ``hzfast.sim.run`` seeds (and shapes) as Spark tasks, one row
+  per seed (``hzfast simulate --spark`` runs on it).
 
-Only hzfast's public API is used; nothing touches ``sparkContext`` or the JVM gateway.
+Only hzfast's public API is used (and, for :func:`simulate`, the settings check of
+``hzfast.sim.run`` that ``hzfast simulate --jobs`` runs before its workers start); nothing
+touches ``sparkContext`` or the JVM gateway.
 """
 try:
     import pyspark  # noqa: F401
@@ -29,9 +33,21 @@ from spark_integration.placement import (
 )
 from spark_integration.session import ARROW_BATCH_ROWS, local_session
 from spark_integration.sql import USAGE, register_functions
+from spark_integration.sweep import (
+    SEEDS_PER_TASK,
+    SHAPE_SETTINGS,
+    SIMULATION_SCHEMA,
+    seed_units,
+    shape_settings,
+    simulate,
+    unit_frame,
+)
 
 __all__ = [
     "ARROW_BATCH_ROWS",
+    "SEEDS_PER_TASK",
+    "SHAPE_SETTINGS",
+    "SIMULATION_SCHEMA",
     "USAGE",
     "MovementEstimate",
     "estimate_movement",
@@ -39,5 +55,9 @@ __all__ = [
     "partition_batch",
     "partition_by_owner",
     "register_functions",
+    "seed_units",
+    "shape_settings",
+    "simulate",
+    "unit_frame",
     "with_placement",
 ]

@@ -16,6 +16,7 @@ Command groups, one module each, in the order of ``hzfast --help`` (:data:`COMMA
 - :mod:`hzfast.cli.restart`: ``restart-decision``, ``restore`` (persisted tables);
 - :mod:`hzfast.cli.ignite`: ``ignite assign``, ``ignite rebalance``;
 - :mod:`hzfast.cli.simulate`: ``simulate`` (the protocol simulator);
+- :mod:`hzfast.cli.simulate_spark`: ``simulate --spark`` (its flags, on ``simulate``);
 - :mod:`hzfast.cli.node`: ``node``, ``cluster up|status|down``, ``chaos`` (real members).
 
 **Adding a command group** (e.g. ``hzfast simulate``): write ``hzfast/cli/simulate.py``
@@ -41,7 +42,7 @@ __all__ = ["COMMAND_GROUPS", "build_parser", "main"]
 
 #: The modules of ``hzfast.cli`` that add sub-commands, in ``--help`` order.
 COMMAND_GROUPS: tuple[str, ...] = ("demo", "table", "plan", "inspect", "restart", "ignite",
-                                   "simulate", "node")
+                                   "simulate", "simulate_spark", "node")
 
 
 def _leaves(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:

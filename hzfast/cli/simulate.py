@@ -19,7 +19,7 @@ from hzfast.cli._output import add_json_flag, busy, emit, human_count, kv_table
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = ["cmd_simulate", "register"]
+__all__ = ["cmd_simulate", "register", "replay_command"]
 
 
 def _positive(text: str) -> int:
@@ -287,6 +287,20 @@ def _replay_flags(args: argparse.Namespace) -> str:
         elif value is not None and value != default:    # (None: the default entries)
             flags.append(f"{flag} {value}")
     return " ".join(flags)
+
+
+def replay_command(seed: int, settings: Any) -> str:
+    """The command that replays swarm seed ``seed`` run with ``settings`` (a mapping of
+    :func:`hzfast.sim.run`'s keywords, e.g. a row's shape), with ``--trace``; flags at their
+    defaults are left out. ``spark_integration.simulate`` fills its rows' ``replay`` with it.
+
+    Examples
+    --------
+    >>> replay_command(7, {"partitions": 32, "design": "legacy", "strict": True})
+    'hzfast simulate --seed-start 7 --seeds 1 -p 32 --design legacy --strict --trace'
+    """
+    flags = _replay_flags(argparse.Namespace(scenario=None, **dict(settings)))
+    return " ".join(f"hzfast simulate --seed-start {seed} --seeds 1 {flags} --trace".split())
 
 
 def _failure(r: Any, replay: str = "") -> dict[str, Any]:

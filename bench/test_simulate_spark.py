@@ -1,0 +1,161 @@
+"""Seed sweeps: ``hzfast simulate --spark`` on local[2] against ``--jobs 2``, same seeds.
+
+Both run in this process, the command line's own code (``cmd_simulate`` for ``--jobs 2``,
+``run_spark`` for ``--spark``): the Spark one on a local[2] session started once, before
+any timing (a cluster's session outlives many sweeps; starting one here takes 5-10 s, not
+counted). Every sweep runs seeds ``0 .. SEEDS-1`` of the default shape into a new
+``--output`` directory (nothing resumed) and is checked: the two reports agree, to the
+entry and the event, and every run passed.
+
+* ``test_sweep[jobs]`` / ``test_sweep[spark]``: each engine alone (pytest-benchmark table).
+* ``test_spark_against_jobs``: the issue's figure, seeds/s of ``--spark`` over seeds/s of
+  ``--jobs 2``, timed in one run as A B B A (jobs, spark, spark, jobs) so that a drift of the
+  shared machine's speed weighs on both; ``extra_info`` keeps every time and the ratio of
+  the sums (aim: >= 0.85 at 2,000 seeds); and the CPU seconds of the whole process tree
+  (this process, the ``--jobs`` workers, the Spark JVM and its Python workers) per sweep,
+  with their ratio: on a shared machine the steadier figure.
+
+Seeds: ``HZFAST_BENCH_SIM_SEEDS`` (default 2,000; 40 under ``--benchmark-disable``, as in CI).
+Run: ``python -m pytest bench/test_simulate_spark.py -p no:xdist -k against -s``.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import sys
+import time
+
+import pytest
+
+from hzfast.cli import build_parser
+from hzfast.cli.simulate import cmd_simulate
+from hzfast.cli.simulate_spark import run_spark
+
+IGNORED = ("engine", "output", "seeds_resumed", "seeds_run", "stopped_at_failure",
+           "seeds_not_ok", "not_ok_first", "seconds", "runs_per_second")
+
+
+@pytest.fixture(scope="module")
+def seeds(request):
+    env = os.environ.get("HZFAST_BENCH_SIM_SEEDS")
+    if env:
+        return int(env)
+    return 40 if request.config.getoption("benchmark_disable") else 2000
+
+
+@pytest.fixture(scope="module")
+def spark():
+    pytest.importorskip("pyspark")
+    import spark_integration as si
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    session = si.local_session(master="local[2]", **{
+        "spark.driver.memory": "1g", "spark.app.name": "hzfast-bench-simulate",
+        "spark.log.level": "ERROR"})
+    yield session
+    session.stop()
+
+
+_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _tree_cpu() -> float:
+    """CPU seconds used so far by this process and its living descendants (the Spark JVM
+    and its Python workers), with the exited ones their parents waited for: utime + stime +
+    cutime + cstime of every process in the tree. A process that exits unwaited-for (a
+    Python worker of a daemon Spark stopped) takes its seconds away: measure over spans in
+    which the tree lives (one sweep). Linux only; 0.0 elsewhere."""
+    if not os.path.isdir("/proc/self"):
+        return 0.0
+    parent, cpu = {}, {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                st = f.read()
+        except OSError:
+            continue
+        fields = st[st.rindex(")") + 2:].split()
+        parent[int(d)] = int(fields[1])
+        cpu[int(d)] = sum(int(x) for x in fields[11:15])
+    children: dict[int, list[int]] = {}
+    for pid, pp in parent.items():
+        children.setdefault(pp, []).append(pid)
+    total, stack = 0, [os.getpid()]
+    while stack:
+        pid = stack.pop()
+        total += cpu.get(pid, 0)
+        stack.extend(children.get(pid, ()))
+    return total / _TICK
+
+
+def _own_cpu() -> float:
+    """CPU seconds of this process and of the children it has waited for."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+def _sweep(engine: str, n: int, spark, out, cpu: list | None = None) -> tuple[float, dict]:
+    """One sweep of seeds 0..n-1: (wall seconds, the report without its timings); the CPU
+    seconds of the process tree are appended to ``cpu``."""
+    argv = ["simulate", "--seeds", str(n), "--keep-going", "--json"]
+    if engine == "jobs":
+        argv += ["--jobs", "2"]
+    else:
+        argv += ["--spark", "--output", str(out)]
+    args = build_parser().parse_args(argv)
+    buf = io.StringIO()
+    # --jobs: this process and its workers, waited for when the sweep ends (os.times);
+    # --spark: the living tree (the JVM and its Python workers, which outlive a sweep)
+    clock = _own_cpu if engine == "jobs" else _tree_cpu
+    c = clock()
+    t = time.perf_counter()
+    with contextlib.redirect_stdout(buf):
+        status = run_spark(args, spark) if engine == "spark" else cmd_simulate(args)
+    seconds = time.perf_counter() - t
+    if cpu is not None:
+        cpu.append(round(clock() - c, 2))
+    report = json.loads(buf.getvalue())
+    assert status == 0 and report["seeds"] == n and report["failed"] == 0, report
+    if engine == "spark":
+        assert report["seeds_run"] == n, "a sweep was resumed: the output was not new"
+    return seconds, {k: v for k, v in report.items() if k not in IGNORED}
+
+
+@pytest.mark.parametrize("engine", ["jobs", "spark"])
+def test_sweep(benchmark, spark, seeds, tmp_path, engine):
+    benchmark.group = "simulate sweep, 2 cores"
+    benchmark.extra_info["seeds"] = seeds
+    rounds = iter(range(100))
+    reports = []
+
+    def once():
+        reports.append(_sweep(engine, seeds, spark, tmp_path / f"out{next(rounds)}")[1])
+    benchmark.pedantic(once, rounds=1, iterations=1)
+    assert reports[0]["events"] > 0 and reports[0]["entries_acknowledged"] == seeds * 10_000
+
+
+def test_spark_against_jobs(benchmark, spark, seeds, tmp_path):
+    benchmark.group = "simulate sweep, 2 cores: spark / jobs"
+    times: dict[str, list[float]] = {"jobs": [], "spark": []}
+    cpu: dict[str, list[float]] = {"jobs": [], "spark": []}
+    reports = []
+
+    def abba():
+        for i, engine in enumerate(("jobs", "spark", "spark", "jobs")):
+            seconds, report = _sweep(engine, seeds, spark, tmp_path / f"abba{i}", cpu[engine])
+            times[engine].append(seconds)
+            reports.append(report)
+    benchmark.pedantic(abba, rounds=1, iterations=1)
+    assert all(r == reports[0] for r in reports), "the engines disagree"
+    ratio = sum(times["jobs"]) / sum(times["spark"])     # (seeds/s spark) / (seeds/s jobs)
+    cpu_ratio = sum(cpu["jobs"]) / sum(cpu["spark"])     # the same per CPU second
+    benchmark.extra_info.update(seeds=seeds, jobs_seconds=times["jobs"],
+                                spark_seconds=times["spark"], ratio=round(ratio, 3),
+                                jobs_cpu_seconds=cpu["jobs"], spark_cpu_seconds=cpu["spark"],
+                                cpu_ratio=round(cpu_ratio, 3))
+    print(f"\n{seeds} seeds: --jobs 2 {times['jobs']} s, --spark local[2] {times['spark']} s;"
+          f" spark seeds/s / jobs seeds/s = {ratio:.3f}; CPU s: jobs {cpu['jobs']}, "
+          f"spark {cpu['spark']}, per CPU second {cpu_ratio:.3f}")
