@@ -366,7 +366,7 @@ def _sweep(args: argparse.Namespace, si: Any, spark: Any, shapes: list[dict[str,
             for d in table.to_pylist():
                 r = _Row(d)
                 shape = per_shape[d["shape"]]
-                good = _passed(r, d["design"])
+                good = _passed(r)
                 if not d["ok"]:
                     not_ok += 1
                     if len(examples) < _EXAMPLES:

@@ -257,10 +257,12 @@ def test_status_counts_a_member_that_joined_by_hand(tmp_path: Path) -> None:
     p = _run("cluster", "up", "-n", "2", "--base-port", "0", "-p", "17", "--detach",
              "--state-file", state, "--json")
     assert p.returncode == 0, p.stderr
-    members = json.loads(p.stdout)["members"]
+    up = json.loads(p.stdout)
+    members = up["members"]
     pids = [m["pid"] for m in members]
     extra = subprocess.Popen([*HZ, "node", "--port", "0", "-p", "17", "--join",
-                              f"127.0.0.1:{members[0]['port']}"],
+                              f"127.0.0.1:{members[0]['port']}",
+                              "--secret-file", up["secret_file"]],     # the cluster's secret
                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     pids.append(extra.pid)
     try:
@@ -340,9 +342,11 @@ def test_a_failed_chaos_run_names_the_logs_it_kept() -> None:
     assert found and "did not settle" in message, message
     logs = Path(found[1])
     try:
-        assert sorted(f.name for f in logs.iterdir()) == ["member-1.log", "member-2.log"]
+        # (beside the logs, the cluster's secret: docs/node.md §8)
+        assert sorted(f.name for f in logs.iterdir()) == ["member-1.log", "member-2.log",
+                                                          "secret"]
     finally:
-        for f in logs.glob("member-*.log"):
+        for f in logs.iterdir():
             f.unlink()
         logs.rmdir()
 

@@ -175,7 +175,7 @@ def test_a_failing_seed_stops_the_sweep_like_jobs(spark, capsys, tmp_path, monke
     # a safe run never fails; a failure is made by counting every run of the legacy
     # design as failing, in both runners
     import hzfast.cli.simulate as cli
-    monkeypatch.setattr(cli, "_passed", lambda r, design: r.entries_lost == r.entries_lost_expected)
+    monkeypatch.setattr(cli, "_passed", lambda r: r.entries_lost == r.entries_lost_expected)
     monkeypatch.setattr(simulate_spark, "_passed", cli._passed)
     monkeypatch.setattr(simulate_spark, "_batch_units", lambda spark, master: 2)
     argv = ["--seeds", "30", "--design", "legacy", *SMALL_FLAGS]
