@@ -81,7 +81,7 @@ py_directives = {
 }
 COMPILED_PY = [
     *(os.path.join("hzfast", "protocol", f"{m}.py")
-      for m in ("node", "core", "member", "master", "completed", "common", "designs",
+      for m in ("node", "core", "member", "master", "run", "completed", "common", "designs",
                 "config")),
     os.path.join("hzfast", "sim", "cluster.py"),
 ]

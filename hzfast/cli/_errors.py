@@ -14,7 +14,7 @@ import contextlib
 import os
 import sys
 from collections.abc import Iterator
-from typing import NoReturn
+from typing import Any, NoReturn
 
 __all__ = ["Formatter", "Parser", "UserError", "check_output_path", "flag"]
 
@@ -116,3 +116,17 @@ class Parser(argparse.ArgumentParser):
         if message:
             sys.stderr.write(message)
         raise SystemExit(status)
+
+
+def int_within(low: int, high: int) -> Any:
+    """An argparse type: an integer in ``low..high`` (checked by the parser, so that a range
+    error names the flag, not the library's argument)."""
+    def parse(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if not low <= v <= high:
+            raise argparse.ArgumentTypeError(f"{v} is not in {low}..{high:,}")
+        return v
+    return parse

@@ -26,7 +26,7 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
-from hzfast.cli._errors import UserError, check_output_path
+from hzfast.cli._errors import UserError, check_output_path, int_within
 from hzfast.cli._output import add_json_flag, emit, human_bytes, human_count, kv_table
 
 if TYPE_CHECKING:
@@ -51,19 +51,7 @@ def _count(low: int) -> Any:
     return parse
 
 
-def _bounded(low: int, high: int) -> Any:
-    def parse(text: str) -> int:
-        try:
-            v = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-        if not low <= v <= high:
-            raise argparse.ArgumentTypeError(f"{v} is not in {low}..{high:,}")
-        return v
-    return parse
-
-
-_PORT = _bounded(0, 65535)
+_PORT = int_within(0, 65535)
 
 
 def _address(text: str) -> tuple[str, int]:
@@ -92,7 +80,7 @@ def _cluster_flags(p: argparse.ArgumentParser) -> None:
                    help="silence after which a member is removed")
     p.add_argument("--timeout-ms", type=_count(1), default=5000,
                    help="the protocol's request and commit timeout")
-    p.add_argument("--link-delay-ms", type=_bounded(0, 10_000), default=0,
+    p.add_argument("--link-delay-ms", type=int_within(0, 10_000), default=0,
                    help="emulated one-way latency of member-to-member links (measurements)")
     p.add_argument("--log-level", choices=("DEBUG", "INFO", "WARNING", "ERROR"),
                    default="WARNING", help="member log level (stderr)")

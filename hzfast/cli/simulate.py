@@ -13,7 +13,7 @@ import time
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from hzfast.cli._errors import UserError
+from hzfast.cli._errors import UserError, int_within
 from hzfast.cli._output import add_json_flag, busy, emit, human_count, kv_table
 
 if TYPE_CHECKING:
@@ -30,20 +30,6 @@ def _positive(text: str) -> int:
     if v < 0:
         raise argparse.ArgumentTypeError(f"{v} is negative")
     return v
-
-
-def _within(low: int, high: int) -> Any:
-    """An argparse type: an integer in ``low..high`` (the library's own limits, so that a
-    range error names the flag, not the library's argument)."""
-    def parse(text: str) -> int:
-        try:
-            v = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-        if not low <= v <= high:
-            raise argparse.ArgumentTypeError(f"{v} is not in {low}..{high:,}")
-        return v
-    return parse
 
 
 _LIMIT = 10   # max_parallel_migrations: Hazelcast's default, the one #5444 runs
@@ -64,24 +50,24 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     """Add ``simulate`` to the ``hzfast`` parser."""
     p = add_json_flag(subparsers.add_parser(
         "simulate", help="run the fault-injecting protocol simulator over many seeds"))
-    p.add_argument("--seeds", type=_within(1, 10**9), default=100, help="how many seeds to run")
-    p.add_argument("--seed-start", type=_within(0, 2**62), default=0, help="the first seed")
-    p.add_argument("--members", type=_within(1, 64), default=_DEFAULT["members"],
+    p.add_argument("--seeds", type=int_within(1, 10**9), default=100, help="how many seeds to run")
+    p.add_argument("--seed-start", type=int_within(0, 2**62), default=0, help="the first seed")
+    p.add_argument("--members", type=int_within(1, 64), default=_DEFAULT["members"],
                    help="members at start (the swarm draws 2..members+2)")
-    p.add_argument("-p", "--partitions", type=_within(1, 100_000),
+    p.add_argument("-p", "--partitions", type=int_within(1, 100_000),
                    default=_DEFAULT["partitions"], help="partitions")
-    p.add_argument("-b", "--backup-count", type=_within(0, 6),
+    p.add_argument("-b", "--backup-count", type=int_within(0, 6),
                    default=_DEFAULT["backup_count"], help="synchronous backups")
-    p.add_argument("--entries", type=_within(0, 10_000_000), default=None,
+    p.add_argument("--entries", type=int_within(0, 10_000_000), default=None,
                    help=f"entries written per run (default {_DEFAULT['entries']:,}; "
                         f"{_SCENARIO_DEFAULT['entries']:,} for --scenario 5444)")
     p.add_argument("--faults", choices=("swarm", "none"), default=_DEFAULT["faults"],
                    help="swarm: fault rates drawn per seed; none: a clean run")
     p.add_argument("--design", choices=("safe", "legacy"), default=_DEFAULT["design"],
                    help="safe (Hazelcast 3.7+) or legacy (pre-3.7, loses data)")
-    p.add_argument("--joins", type=_within(0, 64), default=_DEFAULT["joins"],
+    p.add_argument("--joins", type=int_within(0, 64), default=_DEFAULT["joins"],
                    help="members joining per run")
-    p.add_argument("--max-parallel-migrations", type=_within(1, 10_000),
+    p.add_argument("--max-parallel-migrations", type=int_within(1, 10_000),
                    default=_DEFAULT["max_parallel_migrations"],
                    help="migrations a member takes part in at once, as source or "
                         "destination (Hazelcast's limit)")

@@ -42,7 +42,7 @@ from hzfast.protocol.messages import Message, MigrationInfo
 from hzfast.protocol.outputs import Output
 
 if TYPE_CHECKING:
-    from hzfast.protocol.master import Run
+    from hzfast.protocol.run import Run
 
 __all__ = ["MOVES", "WAKE", "NodeCore"]
 

@@ -26,7 +26,6 @@ from hzfast.protocol.kinds import (
 )
 
 if TYPE_CHECKING:
-    from hzfast.protocol.master import Run
     from hzfast.protocol.messages import MigrationInfo
 
 #: A :class:`hzfast.protocol.Node` (its parts pass themselves, so it is typed loosely here)
@@ -73,10 +72,9 @@ class SafeDesign:
         """§7.4: rows a newer table changed; copies it no longer lists here go."""
         node._drop_stale(old, updated)
 
-    def owner_agreed(self, node: Node, run: Run,
-                     ent: tuple[int, MigrationInfo, Stage, int]) -> None:
+    def owner_agreed(self, node: Node, ent: tuple[int, MigrationInfo, Stage, int]) -> None:
         """§7.3(e): the owner copied the data: commit on the destination first."""
-        node._commit_on_destination(run, ent)
+        node._commit_on_destination(ent)
 
     def moved_under(self, node: Node, x: MigrationInfo) -> None:
         """The master's version of ``x``'s partition moved while ``x`` ran: impossible here
@@ -158,8 +156,7 @@ class LegacyDesign(SafeDesign):
                     updated: NDArray[np.bool_]) -> None:
         """Copies go in :meth:`after_event`, from the table the member sees."""
 
-    def owner_agreed(self, node: Node, run: Run,
-                     ent: tuple[int, MigrationInfo, Stage, int]) -> None:
+    def owner_agreed(self, node: Node, ent: tuple[int, MigrationInfo, Stage, int]) -> None:
         """The master commits at once."""
         node._master_commit(ent[1])
 

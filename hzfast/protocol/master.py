@@ -58,8 +58,9 @@ from hzfast.protocol.kinds import (
     TimerKind,
 )
 from hzfast.protocol.messages import MigrationInfo
+from hzfast.protocol.run import Run
 
-__all__ = ["MasterSide", "Run"]
+__all__ = ["MasterSide"]
 
 _CHECK = (CHECK_TIMEOUT,)
 _PUBLISH_KEY = (TimerKind.PUBLISH,)
@@ -92,32 +93,6 @@ def _positions_made(members: tuple[int, ...], lite: frozenset[int]) -> NDArray[n
 
 
 _positions_kept = functools.lru_cache(maxsize=64)(_positions_made)
-
-
-class Run:
-    """The master's running plan: the executor and the migrations in flight, each as
-    ``(plan row, migration, stage, owner asked)``."""
-
-    __slots__ = ("aborted", "changes", "core", "executor", "idle_at", "ids", "inflight",
-                 "plan")
-
-    def __init__(self, plan: MigrationPlan, executor: Executor, ids: NDArray[np.int64]) -> None:
-        self.plan = plan
-        self.executor = executor
-        # the executor's kernel, called directly on the hot path (the wrapper's checks are
-        # for callers outside hzfast; a refusal goes back through the wrapper to raise)
-        self.core = executor._core
-        self.ids = ids                                  # dense index -> member id
-        self.inflight: dict[MigrationId, tuple[int, MigrationInfo, Stage, int]] = {}
-        self.aborted = False
-        self.changes = 0            # executor calls that change its state (started/finished)
-        self.idle_at = -1           # ``changes`` when ready() last had nothing to start
-
-    def finished(self, i: int, ok: bool) -> None:
-        """``executor.finished(i, ok)`` through its kernel (``i``: a row in flight)."""
-        if not 0 <= i < self.core.n or self.core.finish(i, ok) != _ACCEPTED:
-            self.executor.finished(i, ok)          # raises the refusal (or the bad row)
-        self.changes += 1
 
 
 class MasterSide(NodeCore):
@@ -246,22 +221,30 @@ class MasterSide(NodeCore):
     # ------------------------------------------------------------------ answers (§7.3)
     def _on_result(self, m: msg.MigrationResult) -> None:
         """§7.3(d)/(e): the owner's answer to a request."""
-        run = self._run
         x = m.migration
-        if run is None or not isinstance(x, MigrationInfo):
-            return
-        ent = run.inflight.get(x.id)
-        if ent is None or ent[2] is not STAGE_REQUEST or m.sender != ent[3]:
+        ent = self._answered(x, STAGE_REQUEST)
+        if ent is None or m.sender != ent[3]:
             return
         self._timer_cancel((MIGRATION_TIMEOUT, x.id))
         if not m.ok:
             self._fail(ent[1], (ent[3], x.destination), m.reason or "owner refused")
             return
-        self._design.owner_agreed(self, run, ent)
+        self._design.owner_agreed(self, ent)
 
-    def _commit_on_destination(self, run: Run, ent: tuple[int, MigrationInfo, Stage, int]
-                               ) -> None:
+    def _answered(self, x: object, stage: Stage
+                  ) -> tuple[int, MigrationInfo, Stage, int] | None:
+        """The run's in-flight entry of migration ``x`` when it waits at ``stage`` for the
+        answer that names ``x``, else None (no run, a malformed or late answer)."""
+        run = self._run
+        if run is None or not isinstance(x, MigrationInfo):
+            return None
+        ent = run.inflight.get(x.id)
+        return ent if ent is not None and ent[2] is stage else None
+
+    def _commit_on_destination(self, ent: tuple[int, MigrationInfo, Stage, int]) -> None:
         """§7.3(e): the owner copied the data; the destination commits first."""
+        run = self._run
+        assert run is not None
         x = ent[1]
         if x.destination == self.me:        # the master's own commit is the destination's
             done = settled(x, SUCCESS)
@@ -280,18 +263,15 @@ class MasterSide(NodeCore):
 
     def _on_commit_response(self, m: msg.MigrationCommitResponse) -> None:
         """§7.3(g): the destination's answer to a commit."""
-        run = self._run
-        x = m.migration
-        if run is None or not isinstance(x, MigrationInfo):
+        ent = self._answered(m.migration, STAGE_COMMIT)
+        if ent is None or m.sender != ent[1].destination:
             return
-        ent = run.inflight.get(x.id)
-        if ent is None or ent[2] is not STAGE_COMMIT or m.sender != ent[1].destination:
-            return
+        x = ent[1]
         self._timer_cancel((MIGRATION_TIMEOUT, x.id))
         if m.ok:
-            self._master_commit(ent[1])
+            self._master_commit(x)
         else:
-            self._fail(ent[1], (ent[1].destination,), "destination refused the commit")
+            self._fail(x, (x.destination,), "destination refused the commit")
 
     def _master_commit(self, x: MigrationInfo) -> None:
         """§7.3(g): the master commits ``x`` (its version of the partition is still
