@@ -38,7 +38,7 @@ import numpy as np
 import pytest
 
 import hzfast
-import hzfast.protocol.node as node_module
+import hzfast.protocol.master as master_module
 from hzfast import sim
 from hzfast.members import Members
 from hzfast.protocol import Config, MembershipChanged, Node
@@ -122,7 +122,7 @@ def test_master_plan_step(benchmark) -> None:
 
     def step(node: Node) -> int:
         node.handle(join, 1)
-        return len(node._run_plan) if node._run_plan is not None else 0
+        return len(node._run.plan) if node._run is not None else 0
 
     n = benchmark.pedantic(step, setup=lambda: ((_master(),), {}), rounds=10, iterations=1)
     assert n > 0
@@ -130,7 +130,7 @@ def test_master_plan_step(benchmark) -> None:
 
 @pytest.fixture(scope="module")
 def tables() -> tuple[np.ndarray, np.ndarray]:
-    cur = _master()._dense()[0]
+    cur = _master().view_table()[0]
     return cur, hzfast.arrange(cur, Members.from_count(11), replica_count=7)
 
 
@@ -184,14 +184,14 @@ def test_planning_step_ratios(benchmark, tables: tuple[np.ndarray, np.ndarray]) 
     eleven = Members.from_count(11)
     holder: list[Node] = []
     supplied: list[np.ndarray] = []
-    real_arrange = node_module.arrange
+    real_arrange = master_module.arrange
 
     def step_supplied() -> None:
-        node_module.arrange = lambda *a, **k: supplied.pop()
+        master_module.arrange = lambda *a, **k: supplied.pop()
         try:
             holder[0].handle(join, 1)
         finally:
-            node_module.arrange = real_arrange
+            master_module.arrange = real_arrange
 
     def fresh_master_and_target() -> None:
         holder[:] = [_master()]
@@ -221,9 +221,9 @@ def test_planning_step_ratios(benchmark, tables: tuple[np.ndarray, np.ndarray]) 
                          "step, arrangement supplied": fresh_master_and_target}.get(name)
                 t = _best(fn, setup)
                 if name == "step, arrangement supplied":      # it planned what the step does
-                    run_plan = holder[0]._run_plan                # (the decisions: the step
-                    assert not supplied and run_plan is not None  # keeps no target copy)
-                    assert np.array_equal(run_plan._columns, plan._columns)
+                    run = holder[0]._run                          # (the decisions: the step
+                    assert not supplied and run is not None   # keeps no target copy)
+                    assert np.array_equal(run.plan._columns, plan._columns)
                 best[name] = min(best[name], t)
                 this[name] = t
             paired.append(this["step, arrangement supplied"] / this["plan_migrations"])
