@@ -83,7 +83,8 @@ COMPILED_PY = [
     *(os.path.join("hzfast", "protocol", f"{m}.py")
       for m in ("node", "core", "member", "master", "run", "completed", "common", "designs",
                 "config")),
-    os.path.join("hzfast", "sim", "cluster.py"),
+    *(os.path.join("hzfast", "sim", f"{m}.py")
+      for m in ("timeline", "network", "data", "checks", "cluster")),
 ]
 
 # -g0: no debug sections in release builds (Python's own CFLAGS carry -g), so the wheel's

@@ -152,6 +152,8 @@ PROTOCOL = PKG / "protocol"
 #: the node's modules that hold the safe design's rules (the legacy one is designs.py)
 SAFE_PATH = ("node.py", "core.py", "member.py", "master.py", "completed.py", "common.py",
              "config.py")
+#: the simulator's layers (docs/design.md §12): each imports only the ones before it
+SIM_LAYERS = ("timeline.py", "network.py", "data.py", "checks.py", "cluster.py")
 MAX_MODULE_LINES = 750
 MAX_FUNCTION_LINES = 80
 
@@ -162,10 +164,12 @@ def _functions(path: Path) -> list[tuple[str, int]]:
             for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
 
 
-def test_protocol_modules_and_functions_stay_small() -> None:
-    # one concern per module (docs/design.md §11): none over ~700 lines, no function over 80
-    paths = sorted(PROTOCOL.glob("*.py"))
-    assert {p.name for p in paths} >= set(SAFE_PATH) | {"designs.py", "kinds.py"}
+def test_protocol_and_simulator_modules_and_functions_stay_small() -> None:
+    # one concern per module (docs/design.md §11, §12): none over ~700 lines, no function
+    # over 80
+    paths = sorted(PROTOCOL.glob("*.py")) + sorted((PKG / "sim").glob("*.py"))
+    assert {p.name for p in paths} >= set(SAFE_PATH) | {"designs.py", "kinds.py"} | set(
+        SIM_LAYERS)
     long_modules = [(p.name, n) for p in paths
                     if (n := len(p.read_text().splitlines())) > MAX_MODULE_LINES]
     long_functions = [(f, n) for p in paths for f, n in _functions(p) if n > MAX_FUNCTION_LINES]
@@ -228,3 +232,14 @@ def test_the_simulator_touches_a_node_only_through_handle_and_public_queries() -
                             w in ast.unparse(t.value) for w in ("node", "master", "n.")):
                         found.append(f"{path.name}:{n.lineno}: writes {ast.unparse(t)}")
     assert found == []
+
+
+def test_the_simulators_layers_import_only_the_layers_below() -> None:
+    # timeline <- network <- data <- checks <- cluster (<- scenario): the event loop is
+    # the only module that knows every layer, and no layer reaches up
+    for i, name in enumerate(SIM_LAYERS):
+        tree = ast.parse((PKG / "sim" / name).read_text(), name)
+        imported = {n.module for n in ast.walk(tree)
+                    if isinstance(n, ast.ImportFrom) and n.module is not None}
+        above = {f"hzfast.sim.{m[:-3]}" for m in SIM_LAYERS[i + 1:]} | {"hzfast.sim.scenario"}
+        assert imported & above == set(), (name, imported & above)

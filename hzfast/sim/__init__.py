@@ -13,8 +13,10 @@ from collections.abc import Iterable
 from hzfast.sim.cluster import (
     FAULT_MODES,
     ROLES,
+    Action,
     CrashAt,
     FaultPlan,
+    Hooks,
     Simulation,
     SimulationResult,
 )
@@ -22,8 +24,10 @@ from hzfast.sim.cluster import (
 __all__ = [
     "FAULT_MODES",
     "ROLES",
+    "Action",
     "CrashAt",
     "FaultPlan",
+    "Hooks",
     "Simulation",
     "SimulationResult",
     "run",
@@ -136,6 +140,6 @@ def scenario_5444(seed: int = 0, *, design: str = "safe", entries: int = 100_000
     sim = Simulation(seed, members=2, partitions=271, backup_count=1, entries=entries,
                      faults="none", design=design, trace=trace,
                      script=(CrashAt("destination", "master_committed", 130),),
-                     timeline=((1000, "crash:1"), (1500, "join")),
+                     actions=((1000, Action("crash_nth", 1)), (1500, Action("join"))),
                      write_window=(1, 500))
     return sim.run()

@@ -406,7 +406,7 @@ def test_advance_versions_refuses_what_it_cannot_read() -> None:
 def test_the_simulators_randint_takes_randints_draws() -> None:
     import random
 
-    from hzfast.sim.cluster import _randint
+    from hzfast.sim.timeline import randint as _randint
 
     a, b = random.Random(11), random.Random(11)
     for i in range(20_000):
@@ -445,18 +445,19 @@ class _Lowering:
 
 
 @pytest.mark.parametrize("dtype", [np.int32, np.int64])
-def test_the_simulators_versions_check_sees_a_decrease(dtype: type) -> None:
+def test_the_simulators_versions_check_sees_a_decrease(
+        dtype: type, monkeypatch: pytest.MonkeyPatch) -> None:
+    import hzfast.sim.cluster as cluster
     from hzfast.sim.cluster import Simulation
 
-    class Lowering(Simulation):                 # member 2 lowers a version once
-        def _new_member(self) -> int:
-            mid: int = super()._new_member()
-            if mid == 2:
-                self.nodes[mid] = _Lowering(self.nodes[mid], dtype)
-            return mid
+    def lowering(me: int, config: object) -> object:     # member 2 lowers a version once
+        node = Node(me, config)                          # type: ignore[arg-type]
+        return _Lowering(node, dtype) if me == 2 else node
 
-    s = Lowering(3, members=3, partitions=16, entries=100, faults="none")
+    monkeypatch.setattr(cluster, "Node", lowering)
+    s = Simulation(3, members=3, partitions=16, entries=100, faults="none")
     r = s.run()
+    monkeypatch.undo()
     member = s.nodes[2]
     assert isinstance(member, _Lowering) and member.lowered is not None
     p, old = member.lowered
@@ -708,6 +709,7 @@ def test_events_past_the_queues_time_range_never_run() -> None:
 
     plain = Simulation(4, members=3, partitions=16, entries=100, faults="none").run()
     late = Simulation(4, members=3, partitions=16, entries=100, faults="none",
-                      timeline=((10**30, "join"), (2**63, "crash:0"))).run()
+                      actions=((10**30, sim.Action("join")),
+                               (2**63, sim.Action("crash_nth", 0)))).run()
     assert late.ok and (late.events, late.entries_acknowledged, late.marks) == \
         (plain.events, plain.entries_acknowledged, plain.marks)

@@ -172,7 +172,7 @@ def test_a_fault_plan_is_read_once_and_never_changed() -> None:
     plan = sim.FaultPlan(drop=0.05, duplicate=0.1, max_delay=5, slow=0.02, joins=1)
     s = Simulation(3, members=3, partitions=32, entries=200, fault_plan=plan, joins=1)
     assert plan.joins == 1 and s.fp.joins == 2 and s.fp.drop == plan.drop
-    assert (s.drop, s.duplicate, s.slow, s.max_delay) == (0.05, 0.1, 0.02, 5)
+    assert (s.net.drop, s.net.duplicate, s.net.slow, s.net.max_delay) == (0.05, 0.1, 0.02, 5)
     with pytest.raises(dataclasses.FrozenInstanceError):
         plan.drop = 0.5                                   # type: ignore[misc]
     r = s.run()
@@ -316,7 +316,7 @@ def _run_with_owner_clearing(cluster: object, seed: int) -> sim.SimulationResult
 
 
 def test_bits_lists_every_set_bit_lowest_first() -> None:
-    from hzfast.sim.cluster import _bits
+    from hzfast.sim.data import bits as _bits
     assert _bits(0) == []
     assert _bits(0b1011) == [0, 1, 3]
     wide = (1 << 400) | (1 << 64) | (1 << 63) | 1          # past one machine word
@@ -334,17 +334,17 @@ def test_the_data_masks_cover_each_partitions_keys(partitions: int, entries: int
     from hzfast.sim.cluster import Simulation
     s = Simulation(0, members=2, partitions=partitions, entries=entries, faults="none")
     pid = partition_ids(np.arange(entries, dtype=np.int64), partitions)
-    assert sorted(s.keys_of) == sorted(set(pid.tolist()))
-    for p, keys in s.keys_of.items():
+    assert sorted(s.data.keys_of) == sorted(set(pid.tolist()))
+    for p, keys in s.data.keys_of.items():
         assert keys == np.flatnonzero(pid == p).tolist()
-        assert s.pending[p] == (1 << len(keys)) - 1
-    assert sum(m.bit_count() for m in s.pending.values()) == entries
+        assert s.data.pending[p] == (1 << len(keys)) - 1
+    assert sum(m.bit_count() for m in s.data.pending.values()) == entries
     r = s.run()
     assert r.converged and not r.violations
     assert r.entries_acknowledged == r.entries_attempted == entries and r.entries_lost == 0
-    for p, keys in s.keys_of.items():            # owner and backup hold every key
-        assert sorted(m for m in s.nodes if s.store[m].get(p)) == sorted(s.nodes)
-        assert all(s.store[m][p] == (1 << len(keys)) - 1 for m in s.nodes)
+    for p, keys in s.data.keys_of.items():            # owner and backup hold every key
+        assert sorted(m for m in s.nodes if s.data.store[m].get(p)) == sorted(s.nodes)
+        assert all(s.data.store[m][p] == (1 << len(keys)) - 1 for m in s.nodes)
 
 
 @given(st.integers(1, 7), st.lists(st.tuples(st.booleans(), st.integers(0, (1 << 70) - 1),
@@ -355,7 +355,9 @@ def test_the_crash_counts_as_masks_equal_counts_per_entry(
     # the ghost model's holder-crash counts (thermometer-coded masks, docs/design.md §12)
     # against one counter per entry: a crash counts 1 for the entries every committed
     # slot held and one more for the other entries held; a clear forgets the stable ones
-    from hzfast.sim.cluster import _bits, _count_crash, _forget
+    from hzfast.sim.data import bits as _bits
+    from hzfast.sim.data import count_crash as _count_crash
+    from hzfast.sim.data import forget as _forget
     levels = [0] * full
     count: dict[int, int] = {}
     for crash, a, b in steps:
