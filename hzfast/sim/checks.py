@@ -117,17 +117,17 @@ class Checker:
 
     def on_effect(self, mid: int, e: Effect) -> None:
         """Member ``mid`` is about to perform ``e``: a destination installs only data it
-        holds, and (safe design) a source clears for a SUCCESS migration only after a
-        master committed it."""
+        holds, and (safe design) a member clears for a migration only once a master
+        committed it: never for one still active or failed."""
         kind = e.kind
         x = e.migration
         if kind == INSTALL:
             if e.keep and x is not None and x.id not in self.data.staged[mid]:
                 self.tl.violation(f"m{mid} commits {x} without the data")
-        elif kind == CLEAR and x is not None and x.status == _SUCCESS \
-                and x.id not in self.committed and self.safe:
+        elif kind == CLEAR and x is not None and self.safe \
+                and (x.status != _SUCCESS or x.id not in self.committed):
             self.tl.violation(f"m{mid} clears partition {e.partition} for {x} before "
-                              f"the master committed it")
+                              f"a master committed it")
 
     def on_publish(self, mid: int, to: int, m: msg.PublishCompletedMigrations) -> None:
         """Master ``mid`` sends its completed list to ``to``."""
@@ -266,9 +266,10 @@ class Checker:
         return bool((target == dense).all())
 
     # ------------------------------------------------------------------ at the end
-    def at_end(self, converged: bool) -> tuple[int, int, int]:
-        """The set check, then (if the run converged) Hazelcast's checks of the settled
-        cluster. Returns the entries lost, lost as expected and read unexpectedly."""
+    def at_end(self, converged: bool) -> tuple[int, int, int, dict[str, int]]:
+        """The set check, then (if the run converged) every replica of every partition
+        against the ghost model. Returns the entries lost, lost as expected, read
+        unexpectedly, and the lost ones by cause."""
         data = self.data
         read: dict[int, int] = {}
         if self.view:
@@ -277,39 +278,51 @@ class Checker:
                 for p, o in enumerate(master.replicas[:, 0].tolist()):
                     if o in self.nodes:
                         read[p] = data.store[o].get(p, 0)
-        full = self.bc + 1
-        n_lost = n_expected = n_unexpected = 0
+        n_unexpected = 0
         expected: dict[int, int] = {}
+        why = {"crashes": 0, "few_crashes": 0, "clear": 0, "not_on_owner": 0}
         bad: list[int] = []
         for p, a in data.acked.items():
             lost = a & ~read.get(p, 0)
             if not lost:
                 continue
-            n_lost += lost.bit_count()
-            levels = data.crashes.get(p)
-            e_p = lost & ~data.lost_by_clear.get(p, 0) & (levels[full - 1] if levels else 0)
+            held = 0                       # still held by a live member: not the owner
+            for m in self.nodes:
+                held |= data.store[m].get(p, 0)
+            gone = lost & ~held
+            e_p = gone & data.lost_to_crashes.get(p, 0)
+            for cause, mask in (("crashes", e_p), ("not_on_owner", lost & held),
+                                ("few_crashes", gone & data.lost_to_few_crashes.get(p, 0)),
+                                ("clear", gone & data.lost_to_clear.get(p, 0))):
+                why[cause] += mask.bit_count()
             keys = data.keys_of[p]
             bad.extend(keys[i] for i in bits(lost & ~e_p))
             if e_p:
                 expected[p] = e_p
-                n_expected += e_p.bit_count()
         for p, d in read.items():
             n_unexpected += (d & ~data.attempted.get(p, 0)).bit_count()
         data.expected_lost = expected
+        n_expected = why["crashes"]
+        n_lost = n_expected + len(bad)
         bad.sort()
         if bad:
+            causes = ", ".join(f"{n} {_CAUSES[c]}" for c, n in why.items()
+                               if n and c != "crashes")
             self.tl.violation(
                 f"{len(bad)} acknowledged entries lost with fewer than {self.bc + 1} of "
-                f"their holders crashed (e.g. keys {bad[:5]}, partitions "
+                f"their holders crashed ({causes}; e.g. keys {bad[:5]}, partitions "
                 f"{sorted({int(data.part_of[k]) for k in bad[:5]})})")
         if n_unexpected:
             self.tl.violation(f"{n_unexpected} entries read that were never written")
         if converged:
-            self._final_checks(self.data_view())
-        return n_lost, n_expected, n_unexpected
+            self._every_replica(self.data_view())
+        return n_lost, n_expected, n_unexpected, {c: n for c, n in why.items() if n}
 
-    def _final_checks(self, view: list[int]) -> None:
-        """Hazelcast's own correctness checks on the settled cluster."""
+    def _every_replica(self, view: list[int]) -> None:
+        """Hazelcast's checks of a settled cluster, replica by replica: every replica
+        index below ``min(members, 7)`` is held by a live member, and each partition's
+        data are on exactly its first ``min(backup_count + 1, data members)`` replicas,
+        each holding every acknowledged entry not lost as expected, and all the same."""
         data = self.data
         master = self.nodes[view[0]]
         data_members = len(view)
@@ -322,24 +335,32 @@ class Checker:
         rows = reps[:, :copies].tolist()
         store = data.store
         for p in range(self.P):
-            if not data.acked.get(p):
+            acked = data.acked.get(p)
+            if not acked:
                 continue
             row = rows[p]
-            owner = store[row[0]].get(p, 0) if row[0] in self.nodes else 0
-            for b in row[1:]:          # anti-entropy: backups take what the owner has
-                if b in self.nodes:
-                    st = store[b]
-                    st[p] = st.get(p, 0) | owner
+            must = acked & ~data.expected_lost.get(p, 0)
             holders = sorted(m for m in self.nodes if store[m].get(p))
-            if not holders and not data.acked[p] & ~data.expected_lost.get(p, 0):
+            if not holders and not must:
                 continue                 # every entry of p was lost with its holders
             if holders != sorted(row):
                 self.tl.violation(f"partition {p}: data on {holders}, replicas {row}")
                 return
-            for b in row[1:]:
-                if store[b].get(p, 0) != owner:
+            owner = store[row[0]].get(p, 0)
+            for b in row:
+                have = store[b].get(p, 0)
+                if must & ~have:
+                    self.tl.violation(f"partition {p}: m{b} lacks {(must & ~have).bit_count()} "
+                                      f"acknowledged entries")
+                    return
+                if have != owner:
                     self.tl.violation(f"partition {p}: backup m{b} differs from the owner")
                     return
+
+
+_CAUSES = {"few_crashes": "to a crash of their last holder after fewer crashes",
+           "clear": "to a clear of their last copy",
+           "not_on_owner": "missing on the owner while another member holds them"}
 
 
 def _partition_of(x: msg.MigrationInfo) -> int:

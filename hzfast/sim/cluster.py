@@ -165,6 +165,10 @@ class SimulationResult:
     trace: list[str] = field(default_factory=list)
     last_events: list[str] = field(default_factory=list)
     faults: FaultPlan | None = None
+    #: the lost entries by cause: ``crashes`` (expected: their last copy went in a crash
+    #: after at least backup_count + 1 of their holders crashed), ``few_crashes``,
+    #: ``clear``, ``not_on_owner`` (violations)
+    lost_by: dict[str, int] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -518,7 +522,7 @@ class Simulation:
         r.migrations_committed = self.marks.get(_COMMITTED, 0)
         r.migrations_failed = self.marks.get(_FAILED, 0)
         r.faults_injected = dict(self.tl.injected)
-        r.entries_lost, r.entries_lost_expected, r.entries_unexpected = \
+        r.entries_lost, r.entries_lost_expected, r.entries_unexpected, r.lost_by = \
             self.checks.at_end(converged)
         r.entries_attempted = sum(m.bit_count() for m in data.attempted.values())
         r.entries_acknowledged = sum(m.bit_count() for m in data.acked.values())

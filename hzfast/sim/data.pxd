@@ -24,7 +24,9 @@ cdef class Data:
     cdef public dict acked
     cdef public dict attempted
     cdef public dict crashes
-    cdef public dict lost_by_clear
+    cdef public dict lost_to_crashes
+    cdef public dict lost_to_few_crashes
+    cdef public dict lost_to_clear
     cdef public dict expected_lost
     cdef public Py_ssize_t write_batches
     cdef public dict write_tries
@@ -45,6 +47,8 @@ cdef class Data:
     cpdef list _crash_levels(self, p)
     cpdef _ghost_crash(self, m)
     cpdef clear(self, m, p)
+    cpdef _others(self, m, p)
+    cpdef _vanished(self, p, crashes, few, clear)
 
 
 @cython.locals(j=Py_ssize_t)

@@ -73,7 +73,12 @@ class Data:
         # crashes[p][j] has the bit of every entry of p counted at least j + 1 times;
         # only "at least backup_count + 1" matters, so the count stops there
         self.crashes: dict[int, list[int]] = {}
-        self.lost_by_clear: dict[int, int] = {}      # masks, per partition
+        # why each acknowledged entry whose last copy vanished went (masks per partition;
+        # an entry is in at most one, the cause of its latest disappearance): a crash after
+        # at least backup_count + 1 holder crashes (expected), a crash after fewer, a clear
+        self.lost_to_crashes: dict[int, int] = {}
+        self.lost_to_few_crashes: dict[int, int] = {}
+        self.lost_to_clear: dict[int, int] = {}
         self.expected_lost: dict[int, int] = {}
         self.write_batches = 0
         self.write_tries: dict[int, int] = {}
@@ -251,14 +256,20 @@ class Data:
 
     def _ghost_crash(self, m: int) -> None:
         """Before member m's data vanish: count a holder crash for every entry it held
-        (an entry every committed data slot held counts this as its first)."""
+        (an entry every committed data slot held counts this as its first), and record
+        the entries whose last copy it was, by whether enough holders crashed."""
+        full = self.bc + 1
         for p, data in self.store[m].items():
             acked = self.acked.get(p)
             if not data or not acked:
                 continue
             held = data & acked
-            count_crash(self._crash_levels(p), held,
-                        self.stable(p, held, self.committed_row(p)))
+            levels = self._crash_levels(p)
+            count_crash(levels, held, self.stable(p, held, self.committed_row(p)))
+            gone = held & ~self._others(m, p)
+            if gone:
+                enough = gone & levels[full - 1]
+                self._vanished(p, enough, gone & ~enough, 0)
 
     def clear(self, m: int, p: int) -> None:
         """Member ``m`` drops its copy of partition ``p``."""
@@ -268,21 +279,41 @@ class Data:
             return
         acked = self.acked.get(p)
         if acked:
-            full = self.bc + 1
             held = data & acked
+            row = self.committed_row(p)
+            stable = self.stable(p, held, row)
             levels = self._crash_levels(p)
-            stable = self.stable(p, held, self.committed_row(p))
             if stable:                           # safe again: their counts start over
                 forget(levels, stable)
-            others = 0
-            for o in self.nodes:
-                if o != m:
-                    others |= self.store[o].get(p, 0)
-            # a clear, not crashes, dropped the last copy
-            dropped = held & ~others & ~levels[full - 1]
-            if dropped:
-                self.lost_by_clear[p] = self.lost_by_clear.get(p, 0) | dropped
+            gone = held & ~self._others(m, p)    # a clear dropped the last copy
+            if gone:
+                # excused only where it was a surplus copy (``m`` is at no data slot of
+                # the latest commit) of entries whose committed holders all crashed: at
+                # least backup_count + 1 of them
+                surplus = row is None or m not in row[:self.bc + 1].tolist()
+                excused = gone & levels[self.bc] if surplus else 0
+                self._vanished(p, excused, 0, gone & ~excused)
         del self.store[m][p]
+
+    def _others(self, m: int, p: int) -> int:
+        """The entries of partition ``p`` some live member other than ``m`` holds."""
+        store = self.store
+        out = 0
+        for o in self.nodes:
+            if o != m:
+                out |= store[o].get(p, 0)
+        return out
+
+    def _vanished(self, p: int, crashes: int, few: int, clear: int) -> None:
+        """Entries of partition ``p`` lost their last copy: to a crash after at least
+        ``backup_count + 1`` holder crashes (``crashes``), to one after fewer (``few``),
+        to a clear (``clear``). Each mask is disjoint from the others."""
+        gone = crashes | few | clear
+        for masks, new in ((self.lost_to_crashes, crashes), (self.lost_to_few_crashes, few),
+                           (self.lost_to_clear, clear)):
+            old = masks.get(p, 0)
+            if old or new:
+                masks[p] = (old & ~gone) | new
 
 
 def count_crash(levels: list[int], held: int, first: int) -> None:
