@@ -37,7 +37,7 @@ from hzfast.protocol import (
     TimerFired,
 )
 from hzfast.protocol.messages import MigrationTransfer
-from hzfast.protocol.outputs import CancelTimer, Effect, Mark, Output, Send, SetTimer
+from hzfast.protocol.outputs import Effect, Mark, Output, Send, SetTimer
 
 __all__ = ["Member", "Settings"]
 
@@ -515,11 +515,6 @@ class Member:
             loop = asyncio.get_running_loop()
             delay = max(0.0, (o.at - self.now()) / 1000)
             self._timers[o.key] = loop.call_later(delay, self._fire, o.key)
-        elif t is CancelTimer:
-            assert isinstance(o, CancelTimer)
-            old = self._timers.pop(o.key, None)
-            if old is not None:
-                old.cancel()
         elif t is Effect:
             assert isinstance(o, Effect)
             self._effect(o)

@@ -20,7 +20,6 @@ from hzfast.protocol.node import DESIGNS, Config, MemberState, Node
 from hzfast.protocol.outputs import (
                                      EFFECT_KINDS,
                                      MARKS,
-                                     CancelTimer,
                                      Effect,
                                      Mark,
                                      Output,
@@ -33,7 +32,6 @@ __all__ = [
                                      "DESIGNS",
                                      "EFFECT_KINDS",
                                      "MARKS",
-                                     "CancelTimer",
                                      "Config",
                                      "DivergedTableError",
                                      "Effect",

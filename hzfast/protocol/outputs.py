@@ -10,7 +10,6 @@ from hzfast.protocol.messages import Message, MigrationInfo
 __all__ = [
     "EFFECT_KINDS",
     "MARKS",
-    "CancelTimer",
     "Effect",
     "Mark",
     "Output",
@@ -46,13 +45,6 @@ class SetTimer(Output):
 
     key: Hashable
     at: int
-
-
-@dataclass(frozen=True, slots=True)
-class CancelTimer(Output):
-    """Forget the timer ``key`` (a no-op when none is pending)."""
-
-    key: Hashable
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,7 +32,7 @@ from hzfast.protocol.events import (
 )
 from hzfast.protocol.kinds import MarkName
 from hzfast.protocol.node import Config, Node
-from hzfast.protocol.outputs import MARKS, CancelTimer, Effect, Mark, Send, SetTimer
+from hzfast.protocol.outputs import MARKS, Effect, Mark, Send, SetTimer
 from hzfast.sim.checks import MARKS_WATCHED, Checker
 from hzfast.sim.data import Data
 from hzfast.sim.network import FaultPlan, Network
@@ -373,8 +373,6 @@ class Simulation:
                 tok = self.tl.seq + 1                     # the number push gives it
                 self.timer_tok[(mid, o.key)] = tok          # type: ignore[attr-defined]
                 self.tl.push(o.at, TIMER, (mid, o.key, tok))  # type: ignore[attr-defined]
-            elif t is CancelTimer:
-                self.timer_tok.pop((mid, o.key), None)     # type: ignore[attr-defined]
             elif t is Effect:        # a member's effects are performed in order
                 at = max(now + (randbits(self.getrandbits, 1, 3) if self.net.faulty else 1),
                          self.effect_free.get(mid, 0))
@@ -543,7 +541,7 @@ def _short(o: object) -> str:
         return f"mark {o.name} p{o.partition} {o.migration or ''} {o.detail}".rstrip()
     if isinstance(o, Effect):
         return f"effect {o.kind} p{o.partition} {o.migration or ''}".rstrip()
-    if isinstance(o, (TimerFired, SetTimer, CancelTimer)):
+    if isinstance(o, (TimerFired, SetTimer)):
         return f"{t} {o.key}"
     if isinstance(o, EffectDone):
         return f"effect_done {o.effect_id} ok={o.ok}"
