@@ -21,8 +21,9 @@ Layers, in this order; the run stops at the first one that catches the mutant:
 
 "Caught" means a violation, an unexpected loss (``entries_lost !=
 entries_lost_expected``), entries read that were never written, no convergence, a unit
-test failing, or an exception. Exit status 0; the last line of output is JSON:
-``{"caught": LAYER or null, "detail": "..."}``.
+test failing, or an exception. Exit status 0 (with ``--fail-on-catch``: 1 when caught);
+the last line of output is JSON: ``{"caught": LAYER or null, "detail": "...", "times":
+{LAYER: seconds}}``.
 """
 from __future__ import annotations
 
@@ -126,6 +127,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--layers", default=",".join(LAYERS),
                     help=f"comma-separated, run in this order (default: {','.join(LAYERS)})")
     ap.add_argument("--times", action="store_true", help="print each layer's time")
+    ap.add_argument("--fail-on-catch", action="store_true",
+                    help="exit 1 when a layer catches the code (a mutation tool's test "
+                         "command: a failing command kills the mutant)")
     a = ap.parse_args(argv)
     layers = a.layers.split(",")
     for name in layers:
@@ -147,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
             out["caught"], out["detail"] = name, detail[:500]
             break
     print(json.dumps(out))
-    return 0
+    return 1 if a.fail_on_catch and out["caught"] else 0
 
 
 if __name__ == "__main__":
