@@ -15,7 +15,7 @@ Layers, in this order; the run stops at the first one that catches the mutant:
 ``small-scope`` tests/sim/test_small_scope.py's four scopes, a cut: every (mark
                 occurrence, crashed member) with no message dropped, and every single
                 commit-phase type losing its first message with no crash;
-``swarm``       ``SWARM_SEEDS`` seeds of hzfast.sim.run, alternating two small shapes;
+``swarm``       ``SWARM_SEEDS`` seeds of hzfast.sim.run, the small shapes in turn;
 ``unit``        the protocol unit tests of ``UNIT_TESTS`` (pytest in a subprocess, their
                 slow property tests left out).
 
@@ -39,12 +39,18 @@ from typing import Any
 TESTS = Path(__file__).resolve().parent.parent
 LAYERS = ("scenarios", "small-scope", "swarm", "unit")
 #: unit tests that pin protocol rules the simulator may not reach quickly
-UNIT_TESTS = ("tests/protocol/test_node.py", "tests/protocol/test_completed.py")
+UNIT_TESTS = ("tests/protocol/test_node.py", "tests/protocol/test_completed.py",
+              # the source-keeps-its-last-copy rule's guards (§7.3(i)): replayed seeds
+              "tests/protocol/test_simulator.py::"
+              "test_a_source_promoted_back_to_a_data_index_keeps_its_copy",
+              "tests/protocol/test_simulator.py::"
+              "test_a_source_keeps_its_copy_while_no_live_member_holds_the_partition")
 #: (their slow property tests left out: minutes in pure Python)
 UNIT_SKIP = "not garbage_messages and not empty_list_skips"
 SWARM_SEEDS = 200
 SWARM_SHAPES = (dict(members=4, partitions=13, backup_count=1, entries=300),
-                dict(members=4, partitions=7, backup_count=2, entries=200, joins=1))
+                dict(members=4, partitions=7, backup_count=2, entries=200, joins=1),
+                dict(members=3, partitions=13, backup_count=0, entries=300, joins=1))
 
 
 def _bad(r: Any) -> str:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -67,6 +68,7 @@ def run_mutant(m: Mutant, work: Path, layers: tuple[str, ...] = LAYERS) -> dict[
     env = {"PYTHONPATH": str(work), "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
            "HOME": os.environ.get("HOME", "/tmp")}
     t = time.perf_counter()
+    cpu = _children_cpu()
     try:
         proc = subprocess.run([sys.executable, str(LAYERS_PY), "--layers", ",".join(layers)],
                               cwd=work, env=env, capture_output=True, text=True,
@@ -80,7 +82,13 @@ def run_mutant(m: Mutant, work: Path, layers: tuple[str, ...] = LAYERS) -> dict[
                 "seconds": round(time.perf_counter() - t, 1)}
     out: dict[str, object] = json.loads(lines[-1])
     out["seconds"] = round(time.perf_counter() - t, 1)
+    out["cpu"] = round(_children_cpu() - cpu, 1)
     return out
+
+
+def _children_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
 
 
 def test_the_mutants_are_well_formed() -> None:
@@ -128,7 +136,8 @@ def main(names: list[str]) -> None:
             continue
         with tempfile.TemporaryDirectory(prefix="hzfast-mutant-") as d:
             out = run_mutant(m, Path(d))
-        print(f"{m.name:45s} {str(out['caught']):12s} {out['seconds']:7.1f}s  "
+        print(f"{m.name:45s} {str(out['caught']):12s} {out['seconds']:7.1f}s "
+              f"{out.get('cpu', 0):7.1f}s cpu  "
               f"{str(out['detail'])[:150]}", flush=True)
 
 
