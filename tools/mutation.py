@@ -54,38 +54,53 @@ def _config(path: Path, module: str, layers: str, timeout: float) -> None:
         'name = "local"\n')
 
 
-def _shard(k: int, jobs: int, modules: list[str], sample: int, seed: int, layers: str,
-           timeout: float, out: Path) -> subprocess.Popen[bytes]:
-    from cosmic_ray.work_db import use_db
+def _init(modules: list[str], layers: str, timeout: float, out: Path) -> list[Path]:
+    """One cosmic-ray session per module, made once in ``out``/init (the shards copy it)."""
+    init = out / "init"
+    init.mkdir(parents=True, exist_ok=True)
+    dbs = []
+    for module in modules:
+        cfg, db = init / f"{module}.toml", init / f"{module}.sqlite"
+        _config(cfg, module, layers, timeout)
+        db.unlink(missing_ok=True)
+        subprocess.run(["cosmic-ray", "init", str(cfg), str(db)], cwd=ROOT, check=True,
+                       capture_output=True)
+        dbs.append(db)
+    return dbs
+
+
+def _shard(k: int, jobs: int, dbs: list[Path], chosen: set[tuple[str, str]],
+           out: Path) -> subprocess.Popen[bytes]:
+    from cosmic_ray.work_db import WorkDB, use_db
     from cosmic_ray.work_item import WorkerOutcome, WorkResult
     work = out / f"work-{k}"
     _pure_copy(work)
     env = dict(os.environ, PYTHONPATH=str(work))
-    sessions = []
-    for module in modules:
-        cfg, db = work / f"{module}.toml", work / f"{module}.sqlite"
-        _config(cfg, module, layers, timeout)
-        db.unlink(missing_ok=True)
-        subprocess.run(["cosmic-ray", "init", str(cfg), str(db)], cwd=work, env=env,
-                       check=True, capture_output=True)
-        sessions.append((cfg, db))
-    # one seeded sample over all the modules' mutants, dealt round-robin to the shards
-    items = []
-    for _, db in sessions:
-        with use_db(str(db)) as wdb:
-            items += [(str(db), w.job_id) for w in wdb.pending_work_items]
-    rng = random.Random(seed)
-    chosen = set(rng.sample(items, min(sample, len(items))) if sample else items)
     mine = {it for i, it in enumerate(sorted(chosen)) if i % jobs == k}
-    for _, db in sessions:
-        with use_db(str(db)) as wdb:
-            skip = [w.job_id for w in wdb.pending_work_items if (str(db), w.job_id) not in mine]
+    script = []
+    for src in dbs:
+        cfg, db = work / f"{src.stem}.toml", work / src.name
+        shutil.copy(src.with_suffix(".toml"), cfg)
+        shutil.copy(src, db)
+        with use_db(str(db), WorkDB.Mode.open) as wdb:
+            skip = [w.job_id for w in wdb.pending_work_items if (src.stem, w.job_id) not in mine]
             wdb.set_multiple_results(skip, WorkResult(output="not in the sample",
                                                       worker_outcome=WorkerOutcome.SKIPPED))
-    script = " && ".join(f"cosmic-ray exec {cfg} {db}" for cfg, db in sessions)
+        script.append(f"cosmic-ray exec {cfg} {db}")
     log = open(out / f"shard-{k}.log", "wb")
-    return subprocess.Popen(["bash", "-c", script], cwd=work, env=env, stdout=log,
-                            stderr=subprocess.STDOUT)
+    return subprocess.Popen(["bash", "-c", " && ".join(script)], cwd=work, env=env,
+                            stdout=log, stderr=subprocess.STDOUT)
+
+
+def _sample(dbs: list[Path], sample: int, seed: int) -> set[tuple[str, str]]:
+    """A seeded random sample of every module's mutants (all of them for 0)."""
+    from cosmic_ray.work_db import WorkDB, use_db
+    items = []
+    for db in dbs:
+        with use_db(str(db), WorkDB.Mode.open) as wdb:
+            items += sorted((db.stem, w.job_id) for w in wdb.pending_work_items)
+    rng = random.Random(seed)
+    return set(rng.sample(items, min(sample, len(items))) if sample else items)
 
 
 def _summary(out: Path, jobs: int, modules: list[str]) -> dict[str, object]:
@@ -102,7 +117,7 @@ def _summary(out: Path, jobs: int, modules: list[str]) -> dict[str, object]:
             with use_db(str(db), WorkDB.Mode.open) as wdb:
                 results = dict(wdb.results)
                 n = wdb.num_work_items
-                if k == 0:
+                if k == 0:            # (every shard holds every mutant, most skipped)
                     m["generated"] += n
                     total["generated"] += n
                 for item in wdb.work_items:
@@ -160,8 +175,9 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     t = time.perf_counter()
     if not a.report_only:
-        procs = [_shard(k, a.jobs, modules, a.sample, a.seed, a.layers, a.timeout, out)
-                 for k in range(a.jobs)]
+        dbs = _init(modules, a.layers, a.timeout, out)
+        chosen = _sample(dbs, a.sample, a.seed)
+        procs = [_shard(k, a.jobs, dbs, chosen, out) for k in range(a.jobs)]
         for p in procs:
             p.wait()
     s = _summary(out, a.jobs, modules)

@@ -11,7 +11,8 @@ them over the cores)::
     python -m pytest tests/mutants -n 2 -q -p no:cacheprovider
 
 ``python tests/mutants/test_mutants.py [NAME ...]`` prints the table (mutant, layer that
-caught it, time, detail).
+caught it, time, detail); under pytest, ``HZFAST_MUTANT_REPORT=FILE`` appends each
+mutant's answer to FILE as a JSON line.
 """
 from __future__ import annotations
 
@@ -116,6 +117,10 @@ def test_a_patch_runs_the_patched_source(tmp_path: Path) -> None:
 @pytest.mark.parametrize("m", MUTANTS, ids=[m.name for m in MUTANTS])
 def test_mutant(m: Mutant, tmp_path: Path) -> None:
     out = run_mutant(m, tmp_path)
+    report = os.environ.get("HZFAST_MUTANT_REPORT")
+    if report:                 # one JSON line per mutant (the table of docs/mutation.md)
+        with open(report, "a") as f:
+            f.write(json.dumps({"name": m.name, **out}) + "\n")
     caught = out["caught"]
     if m.expected_to_survive_today:
         assert caught is None, (
