@@ -15,13 +15,15 @@ Layers, in this order; the run stops at the first one that catches the mutant:
 ``small-scope`` tests/sim/test_small_scope.py's four scopes, a cut: every (mark
                 occurrence, crashed member) with no message dropped, and every single
                 commit-phase type losing its first message with no crash;
-``swarm``       ``SWARM_SEEDS`` seeds of hzfast.sim.run, the small shapes in turn;
+``swarm``       ``SWARM_SEEDS`` seeds of hzfast.sim.run, the small shapes in turn (and, as
+                in the small scope, every partition's owner takes writes at the end);
 ``unit``        the protocol unit tests of ``UNIT_TESTS`` (pytest in a subprocess, their
                 slow property tests left out).
 
 "Caught" means a violation, an unexpected loss (``entries_lost !=
 entries_lost_expected``), entries read that were never written, no convergence, a unit
-test failing, or an exception. Exit status 0 (with ``--fail-on-catch``: 1 when caught);
+test failing, a settled cluster with a partition whose owner takes no writes, or an
+exception. Exit status 0 (with ``--fail-on-catch``: 1 when caught);
 the last line of output is JSON: ``{"caught": LAYER or null, "detail": "...", "times":
 {LAYER: seconds}}``.
 """
@@ -116,10 +118,14 @@ def small_scope() -> str:
 
 
 def swarm() -> str:
-    from hzfast import sim
+    from hzfast.sim import Simulation
+    sys.path.insert(0, str(TESTS / "sim"))
+    from test_small_scope import unavailable
     for seed in range(SWARM_SEEDS):
         shape = SWARM_SHAPES[seed % len(SWARM_SHAPES)]
-        bad = _bad(sim.run(seed, **shape))
+        sim = Simulation(seed, faults="swarm", **shape)    # (hzfast.sim.run's simulation)
+        r = sim.run()
+        bad = _bad(r) or (unavailable(sim) if r.converged else "")
         if bad:
             return f"hzfast.sim.run({seed}, **{shape}): {bad}"
     return ""

@@ -1,7 +1,7 @@
 """Exhaustive small scopes (docs/design.md §7): every scripted crash and dropped
 commit-phase message in five tiny clusters, design "safe", seed 0, 20 entries written
 throughout. Every run must end converged, with no violation, no entry read that was never
-written and no loss beyond the expected one.
+written, no loss beyond the expected one, and every partition's owner taking writes.
 
 ==================  ===============================  ======================================
 scope               cluster (1 backup)               migrations (kind@source slot old->new)
@@ -160,7 +160,22 @@ def _run(c: Case, label: str) -> tuple[_Probe, list[str]]:
         bad.append(f"{label}: lost {r.entries_lost}, expected {r.entries_lost_expected}")
     if r.entries_unexpected:
         bad.append(f"{label}: {r.entries_unexpected} entries read that were never written")
+    if r.converged and (why := unavailable(sim)):
+        bad.append(f"{label}: {why}")
     return sim, bad
+
+
+def unavailable(sim: Any) -> str:
+    """Why the settled cluster does not take writes everywhere ("" if it does): every
+    partition's owner in the master's table must accept them. (The set check sees a write
+    hold only while entries are still unacknowledged.)"""
+    if not sim.view:
+        return "no member left"
+    master = sim.nodes[sim.view[0]]
+    stuck = [p for p in range(sim.P)
+             if (o := int(master.replicas[p, 0])) not in sim.nodes
+             or not sim.nodes[o].accepts_write(p)]
+    return f"partitions {stuck} take no writes once the cluster settled" if stuck else ""
 
 
 def crash_every_mark(scope: Scope, drop: tuple[str, int] | None) -> tuple[int, int, list[str]]:
