@@ -84,7 +84,12 @@ MUTANTS: tuple[Mutant, ...] = (
         "                    if x.status == SUCCESS:",
         "Hazelcast #5444's rule in the safe design: a source clears whatever its new index",
         expected_to_survive_today=(
-            "blind spot: a source that stays at a backup slot (new index <= backup_count) drops its copy. Nothing reads a backup's data at the end (the final set check reads the owner's, and the final checks copy it onto the backups), and a later promotion of the emptied backup needs a second crash, after which the ghost model counts the loss as expected (issue 49, points 2 and 3). Checking every replica against the ghost model catches it")),
+            'blind spot: a source that stays at a backup slot (new index <= backup_count) '
+            "drops its copy. Nothing reads a backup's data at the end (the final set "
+            "check reads the owner's, and the final checks copy it onto the backups), and "
+            'a later promotion of the emptied backup needs a second crash, after which '
+            'the ghost model counts the loss as expected (issue 49, points 2 and 3). '
+            'Checking every replica against the ghost model catches it')),
     Mutant(
         "backup-destination-drops-its-copy", P + "member.py",
         "                                 keep=x.destination_new_index <= bc)",
@@ -111,7 +116,12 @@ MUTANTS: tuple[Mutant, ...] = (
         "#5444's rule for a passive source (a backup that moves): it clears on arrival "
         "whatever its new index",
         expected_to_survive_today=(
-            "blind spot: a backup that shifts down within the data slots (SHIFT_DOWN@1->2 with 2 backups) (new index <= backup_count) drops its copy. Nothing reads a backup's data at the end (the final set check reads the owner's, and the final checks copy it onto the backups), and a later promotion of the emptied backup needs a second crash, after which the ghost model counts the loss as expected (issue 49, points 2 and 3). Checking every replica against the ghost model catches it")),
+            'blind spot: a backup that shifts down within the data slots (SHIFT_DOWN@1->2 '
+            "with 2 backups) drops its copy. Nothing reads a backup's data at the end "
+            "(the final set check reads the owner's, and the final checks copy it onto "
+            'the backups), and a later promotion of the emptied backup needs a second '
+            'crash, after which the ghost model counts the loss as expected (issue 49, '
+            'points 2 and 3). Checking every replica against the ghost model catches it')),
     Mutant(
         "source-clears-while-still-listed", P + "member.py",
         "                if self.me not in self.replicas[p, :bc + 1].tolist():\n"
@@ -139,21 +149,30 @@ MUTANTS: tuple[Mutant, ...] = (
         "        if x.final < cur:",
         "the destination commits a migration that does not start at its version",
         expected_to_survive_today=(
-            'masked (defence in depth): the destination accepted the transfer only at the initial version and keeps the partition active until the commit, so no other change reaches it in between; the row-fit check (§7.5) would refuse a row that does not match anyway')),
+            'masked (defence in depth): the destination accepted the transfer only at the '
+            'initial version and keeps the partition active until the commit, so no other '
+            'change reaches it in between; the row-fit check (§7.5) would refuse a row '
+            'that does not match anyway')),
     Mutant(
         "owner-skips-version-check", P + "member.py",
         "        if self.versions.item(p) != x.initial:",
         "        if False:",
         "the owner copies for a migration made from another version of the partition",
         expected_to_survive_today=(
-            "masked (defence in depth): after the completed list applied, an owner whose version is not the migration's initial one is ahead of the master; the destination's transfer and commit checks refuse the same migration, so it fails without a loss")),
+            'masked (defence in depth): after the completed list applied, an owner whose '
+            "version is not the migration's initial one is ahead of the master; the "
+            "destination's transfer and commit checks refuse the same migration, so it "
+            'fails without a loss')),
     Mutant(
         "partial-update-across-a-gap", P + "member.py",
         "                if x.initial != cur:",
         "                if x.initial > cur:",
         "a member applies a completed migration that starts below its version (§7.5)",
         expected_to_survive_today=(
-            "masked: a member between an entry's initial and final versions has seen a different history of the partition, which no layer produces (versions move by whole migrations), and the row-fit check (§7.5) refuses such an entry in any case")),
+            "masked: a member between an entry's initial and final versions has seen a "
+            'different history of the partition, which no layer produces (versions move '
+            'by whole migrations), and the row-fit check (§7.5) refuses such an entry in '
+            'any case')),
     Mutant(
         "master-fails-commit-on-timeout", P + "master.py",
         "        elif x.destination in self.members:          # commit: re-send while a member",
@@ -161,7 +180,10 @@ MUTANTS: tuple[Mutant, ...] = (
         "an unanswered commit fails the migration although the destination may have "
         "committed it",
         expected_to_survive_today=(
-            'safe by design: the destination that committed holds writes until the master confirms (§7.11), and the source keeps its copy of a failed migration, so failing it loses nothing; it costs a retried migration. (Together with new-owner-writes-before-master-commit it would lose data)')),
+            'safe by design: the destination that committed holds writes until the master '
+            'confirms (§7.11), and the source keeps its copy of a failed migration, so '
+            'failing it loses nothing; it costs a retried migration. (Together with '
+            'new-owner-writes-before-master-commit it would lose data)')),
     Mutant(
         "commit-stage-fails-when-source-leaves", P + "master.py",
         "                if stage is STAGE_COMMIT:\n                    parts = {x.destination}",
@@ -170,21 +192,28 @@ MUTANTS: tuple[Mutant, ...] = (
         "a migration in its commit stage fails when the old owner leaves, although the "
         "destination may have committed it",
         expected_to_survive_today=(
-            'safe by design, as master-fails-commit-on-timeout: the committed destination took no writes, the repair promotes a backup that holds every entry')),
+            'safe by design, as master-fails-commit-on-timeout: the committed destination '
+            'took no writes, the repair promotes a backup that holds every entry')),
     Mutant(
         "new-owner-writes-before-master-commit", P + "member.py",
-        "            self._unconfirmed[p] = x.id        # the master may still fail it: hold writes",
+        "            self._unconfirmed[p] = x.id"
+        "        # the master may still fail it: hold writes",
         "            pass",
         "a destination that becomes owner takes writes before the master committed",
         expected_to_survive_today=(
-            "blind spot of the schedules: the hold only matters when the master fails a migration the destination committed and the destination then took writes; the master fails a committed migration only when its destination left (its writes leave with it) or after a new master's recovery (which reads the destination's commit). A scope combining a commit timeout with a live destination would need master-fails-commit-on-timeout's behaviour, which the protocol does not have")),
+            'blind spot of the schedules: the hold only matters when the master fails a '
+            'migration the destination committed and the destination then took writes; '
+            'the master fails a committed migration only when its destination left (its '
+            "writes leave with it) or after a new master's recovery (which reads the "
+            "destination's commit). A scope combining a commit timeout with a live "
+            "destination would need master-fails-commit-on-timeout's behaviour, which the "
+            'protocol does not have')),
     Mutant(
         "write-hold-never-lifted", P + "master.py",
         "                del self._unconfirmed[held[mid]]",
         "                pass",
         "the master never lifts the write hold of a partition it took over",
-        expected_to_survive_today=(
-            'blind spot: availability is checked only through convergence (pending writes); a partition that refuses writes forever after its entries were all acknowledged is invisible. A final check that every owner accepts writes once the cluster is quiet would catch it')),
+        caught_by="swarm"),
     Mutant(
         "recovery-fails-at-the-success-version", P + "master.py",
         "                completed[x.id] = settled(x, FAILED, final=x.initial + x.increment + 1)",
@@ -210,9 +239,10 @@ MUTANTS: tuple[Mutant, ...] = (
         "        self._send(x.master, RESULT(self.me, x, True,",
         "the owner reports a transfer the destination refused as done",
         expected_to_survive_today=(
-            'masked (defence in depth): the destination refuses the commit of a migration it refused the transfer of (its version check fails), so the master fails it')),
+            'masked (defence in depth): the destination refuses the commit of a migration '
+            'it refused the transfer of (its version check fails), so the master fails it')),
     Mutant(
-        "safe-design-shifts-leavers-locally", P + "node.py",
+        "members-left-not-passed-to-the-design", P + "node.py",
         "        if gone and self.initialized:",
         "        if False:",
         "members no longer tell their design that members left",
