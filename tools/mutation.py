@@ -171,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
         print("tools/mutation.py: cosmic-ray is not installed (pip install .[mutation])",
               file=sys.stderr)
         return 2
-    out = Path(a.out)
+    out = Path(a.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
     t = time.perf_counter()
     if not a.report_only:
