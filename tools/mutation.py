@@ -28,18 +28,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 LAYERS = ROOT / "tests" / "mutants" / "layers.py"
+sys.path.insert(0, str(LAYERS.parent))
+from layers import pure_copy  # noqa: E402  (the copy the layers run on)
 #: the protocol modules that hold the protocol's logic (the rest are data types, enums and
 #: the compiled kernels' stubs)
 MODULES = ("node", "core", "member", "master", "completed", "designs", "common", "run",
            "tables")
-
-
-def _pure_copy(dest: Path) -> None:
-    if dest.exists():
-        shutil.rmtree(dest)
-    shutil.copytree(ROOT / "hzfast", dest / "hzfast", ignore=lambda d, fs: [
-        f for f in fs if f == "__pycache__" or f.endswith((".c", ".html")) or (
-            f.endswith(".so") and (Path(d) / (f.split(".")[0] + ".py")).exists())])
 
 
 def _config(path: Path, module: str, layers: str, timeout: float) -> None:
@@ -74,7 +68,7 @@ def _shard(k: int, jobs: int, dbs: list[Path], chosen: set[tuple[str, str]],
     from cosmic_ray.work_db import WorkDB, use_db
     from cosmic_ray.work_item import WorkerOutcome, WorkResult
     work = out / f"work-{k}"
-    _pure_copy(work)
+    pure_copy(work)
     env = dict(os.environ, PYTHONPATH=str(work))
     mine = {it for i, it in enumerate(sorted(chosen)) if i % jobs == k}
     script = []

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import subprocess
 import sys
 import time
@@ -53,6 +54,21 @@ SWARM_SEEDS = 200
 SWARM_SHAPES = (dict(members=4, partitions=13, backup_count=1, entries=300),
                 dict(members=4, partitions=7, backup_count=2, entries=200, joins=1),
                 dict(members=3, partitions=13, backup_count=0, entries=300, joins=1))
+
+
+def pure_copy(dest: Path, src: Path = TESTS.parent / "hzfast") -> Path:
+    """Copy ``src`` (hzfast/) to ``dest``/hzfast without the compiled form of any module
+    that has a ``.py`` (the protocol node's modules, the simulator), so that Python imports
+    their source; the kernels (``.pyx``) stay compiled. Returns ``dest``."""
+    if (dest / "hzfast").exists():
+        shutil.rmtree(dest / "hzfast")
+    shutil.copytree(src, dest / "hzfast", ignore=lambda d, fs: [
+        f for f in fs if f == "__pycache__" or f.endswith((".c", ".html")) or (
+            f.endswith(".so") and (Path(d) / (f.split(".")[0] + ".py")).exists())])
+    left = sorted(p.name for p in (dest / "hzfast" / "protocol").glob("*.so"))
+    assert all(n.startswith("_") for n in left), f"a compiled protocol module stayed: {left}"
+    assert not list((dest / "hzfast" / "sim").glob("cluster*.so"))
+    return dest
 
 
 def _bad(r: Any) -> str:

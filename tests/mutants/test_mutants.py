@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import os
 import resource
-import shutil
 import subprocess
 import sys
 import time
@@ -28,25 +27,12 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from layers import LAYERS  # noqa: E402
+from layers import LAYERS, pure_copy  # noqa: E402
 from protocol_mutants import MUTANTS, Mutant  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 LAYERS_PY = Path(__file__).resolve().parent / "layers.py"
 TIMEOUT = 600
-
-
-def pure_copy(dest: Path) -> Path:
-    """Copy hzfast/ to ``dest``/hzfast without the compiled form of any module that has a
-    ``.py`` (the protocol node's modules, the simulator); the kernels stay compiled."""
-    src = ROOT / "hzfast"
-    shutil.copytree(src, dest / "hzfast", ignore=lambda d, fs: [
-        f for f in fs if f == "__pycache__" or f.endswith((".c", ".html")) or (
-            f.endswith(".so") and (Path(d) / (f.split(".")[0] + ".py")).exists())])
-    left = sorted(p.name for p in (dest / "hzfast" / "protocol").glob("*.so"))
-    assert all(n.startswith("_") for n in left), f"a compiled protocol module stayed: {left}"
-    assert not list((dest / "hzfast" / "sim").glob("cluster*.so"))
-    return dest
 
 
 def apply(m: Mutant, root: Path) -> None:
