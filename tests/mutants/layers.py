@@ -47,7 +47,12 @@ UNIT_TESTS = ("tests/protocol/test_node.py", "tests/protocol/test_completed.py",
               "tests/protocol/test_simulator.py::"
               "test_a_source_promoted_back_to_a_data_index_keeps_its_copy",
               "tests/protocol/test_simulator.py::"
-              "test_a_source_keeps_its_copy_while_no_live_member_holds_the_partition")
+              "test_a_source_keeps_its_copy_while_no_live_member_holds_the_partition",
+              # Hazelcast #5444 replayed: the safe design keeps everything, the legacy one
+              # loses about half (the only layer that runs the legacy design)
+              "tests/protocol/test_simulator.py::test_5444_safe_loses_nothing",
+              "tests/protocol/test_simulator.py::"
+              "test_5444_legacy_loses_about_half_and_the_checker_says_so")
 #: (their slow property tests left out: minutes in pure Python)
 UNIT_SKIP = "not garbage_messages and not empty_list_skips"
 SWARM_SEEDS = 200

@@ -247,6 +247,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "        if False:",
         "members no longer tell their design that members left",
         expected_to_survive_today=(
-            "equivalent: SafeDesign.members_left does nothing (the master repairs, §7.7); "
-            "only the legacy design acts there, and its cases record a loss either way")),
+            "equivalent in the safe design: SafeDesign.members_left does nothing (the "
+            "master repairs, §7.7). Only the legacy design acts there, and its #5444 "
+            "replay (the unit layer) still loses about half of the entries without it")),
 )
