@@ -320,7 +320,8 @@ class Checker:
 
     def _every_replica(self, view: list[int]) -> None:
         """Hazelcast's checks of a settled cluster, replica by replica: every replica
-        index below ``min(members, 7)`` is held by a live member, and each partition's
+        index below ``min(members, 7)`` is held by a live member, every partition's owner
+        takes writes, and each partition's
         data are on exactly its first ``min(backup_count + 1, data members)`` replicas,
         each holding every acknowledged entry not lost as expected, and all the same."""
         data = self.data
@@ -331,6 +332,12 @@ class Checker:
         if need and not np.isin(reps[:, :need], np.asarray(view)).all():
             self.tl.violation("a replica index below min(members, 7) is not held by a "
                               "live member")
+        owners = reps[:, 0].tolist()
+        stuck = [p for p in range(self.P)
+                 if owners[p] not in self.nodes or not self.nodes[owners[p]].accepts_write(p)]
+        if stuck:                        # (a write hold never lifted: §7.11)
+            self.tl.violation(f"partitions {stuck[:5]} take no writes once the cluster "
+                              f"settled ({len(stuck)} in all)")
         copies = min(self.bc + 1, data_members)
         rows = reps[:, :copies].tolist()
         store = data.store

@@ -273,12 +273,14 @@ def _tables(case: Case) -> dict[int, tuple[np.ndarray[Any, Any], np.ndarray[Any,
     return {m: (local[m], vers.copy()) for m in ids}
 
 
-def scenario_simulation(case: Case) -> tuple[Simulation, ScenarioHooks]:
-    """The simulation of ``case`` and the hooks that log it (not yet run)."""
+def scenario_simulation(case: Case, hooks: ScenarioHooks | None = None
+                        ) -> tuple[Simulation, ScenarioHooks]:
+    """The simulation of ``case`` and the hooks that log it (``hooks``, made for
+    ``case``, or new ones), not yet run."""
     if case.local and not case.table:
         raise ValueError(f"case {case.name}: local rows need a table")
     tables = _tables(case) if case.table else None
-    hooks = ScenarioHooks(case)
+    hooks = ScenarioHooks(case) if hooks is None else hooks
     actions = tuple((t, Action({"states": "note"}.get(what, what), m, lite))
                     for t, what, m, lite in case.actions)
     sim = Simulation(case.seed, members=case.members, partitions=case.partitions,

@@ -72,7 +72,8 @@ def pure_copy(dest: Path, src: Path = TESTS.parent / "hzfast") -> Path:
             f.endswith(".so") and (Path(d) / (f.split(".")[0] + ".py")).exists())])
     left = sorted(p.name for p in (dest / "hzfast" / "protocol").glob("*.so"))
     assert all(n.startswith("_") for n in left), f"a compiled protocol module stayed: {left}"
-    assert not list((dest / "hzfast" / "sim").glob("cluster*.so"))
+    left = sorted(p.name for p in (dest / "hzfast" / "sim").glob("*.so"))
+    assert all(n.startswith("_") for n in left), f"a compiled simulator module stayed: {left}"
     return dest
 
 
@@ -141,12 +142,11 @@ def small_scope() -> str:
 def swarm() -> str:
     from hzfast.sim import Simulation
     sys.path.insert(0, str(TESTS / "sim"))
-    from test_small_scope import unavailable
     for seed in range(SWARM_SEEDS):
         shape = SWARM_SHAPES[seed % len(SWARM_SHAPES)]
         sim = Simulation(seed, faults="swarm", **shape)    # (hzfast.sim.run's simulation)
         r = sim.run()
-        bad = _bad(r) or (unavailable(sim) if r.converged else "")
+        bad = _bad(r)
         if bad:
             return f"hzfast.sim.run({seed}, **{shape}): {bad}"
     return ""
