@@ -13,9 +13,7 @@ computes for every key, from the same Cython kernels as hzfast, fed whole Arrow 
 * :func:`simulate` - sweeps of ``hzfast.sim.run`` seeds (and shapes) as Spark tasks, one row
   per seed (``hzfast simulate --spark`` runs on it).
 
-Only hzfast's public API is used (and, for :func:`simulate`, the settings check of
-``hzfast.sim.run`` that ``hzfast simulate --jobs`` runs before its workers start); nothing
-touches ``sparkContext`` or the JVM gateway.
+Only hzfast's public API is used; nothing touches ``sparkContext`` or the JVM gateway.
 """
 try:
     import pyspark  # noqa: F401
@@ -37,6 +35,7 @@ from spark_integration.sweep import (
     SEEDS_PER_TASK,
     SHAPE_SETTINGS,
     SIMULATION_SCHEMA,
+    SWEEP_CONF,
     seed_units,
     shape_settings,
     simulate,
@@ -48,6 +47,7 @@ __all__ = [
     "SEEDS_PER_TASK",
     "SHAPE_SETTINGS",
     "SIMULATION_SCHEMA",
+    "SWEEP_CONF",
     "USAGE",
     "MovementEstimate",
     "estimate_movement",

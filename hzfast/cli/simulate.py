@@ -238,9 +238,7 @@ def _parallel(tally: _Tally, params: dict[str, Any], lo: int, hi: int, jobs: int
     from hzfast.cli._workers import ordered_map
 
     # bad settings fail here, before any worker starts (every worker would refuse them)
-    sim._check_settings(hi - 1, params["members"], params["partitions"],
-                        params["backup_count"], params["entries"], params["faults"], (),
-                        params["design"], params["joins"], params["max_parallel_migrations"])
+    sim.check_settings(hi - 1, **params)
     tasks = [(params, a, min(a + _CHUNK, hi), keep_going, tally.replay)
              for a in range(lo, hi, _CHUNK)]
     parts = ordered_map(_chunk, tasks, jobs)   # own workers: no Pool.terminate (_workers)

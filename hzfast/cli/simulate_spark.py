@@ -9,12 +9,14 @@ The sweep is cut into units of ``--seeds-per-task`` consecutive seeds of one sha
 Spark job per batch (``spark_integration.unit_frame``), its rows fetched as Arrow and
 written by this process to ``--output`` as ``part-A-B.parquet`` (units ``A..B-1``),
 written whole under a temporary name and renamed, so a file is there only when its batch
-is. ``_sweep.json`` there (a name Spark's reader skips) records the sweep's settings; run the same command again and
+is. Two batches are in flight at once: the next job's tasks queue behind the current one's
+and take the cores its last tasks leave idle, so the cores stay busy from one job to the
+next (and while this process writes and tallies a batch). ``_sweep.json`` there (a name Spark's reader skips) records the sweep's settings; run the same command again and
 the batches whose file exists are read back instead of run (a different sweep into the
 same directory is refused). The summary is tallied with ``hzfast simulate``'s own code,
 in shape and seed order, from the rows of every batch, so it is the ``--jobs`` summary of
-the same seeds; without ``--keep-going`` no batch starts after one with a failing seed,
-and the tally stops at that seed as ``--jobs`` does.
+the same seeds; without ``--keep-going`` the tally stops at a failing seed as ``--jobs``
+does, and the batch already started after it is cancelled and not written.
 
 ``pyspark`` and ``spark_integration`` are imported only here, when ``--spark`` is given.
 """
@@ -26,8 +28,9 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +52,9 @@ _MANIFEST = "_sweep.json"   # "_": Spark's Parquet reader skips it
 _FORMAT = 1
 _PART = re.compile(r"^part-(\d{8})-(\d{8})\.parquet$")
 _EXAMPLES = 5              # rows not ok (a legacy run's losses too) shown with their replay
-_MIN_BATCH_UNITS = 64       # a job of fewer units leaves cores idle at its end too often
+_MIN_BATCH_UNITS = 64       # units per batch (Spark job) at least: a part file each
+_IN_FLIGHT = 2              # batches submitted at once (the next one fills the cores the
+                            # current one's last tasks leave idle)
 _TALLIED = ("seed", "shape", "design", "members_at_start", "entries_acknowledged",
             "entries_lost", "entries_lost_expected", "converged", "events", "violations",
             "faults_injected", "marks", "summary", "last_events", "replay", "ok")
@@ -70,7 +75,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    help="directory of the sweep's Parquet rows (required with --spark)")
     g.add_argument("--shapes", metavar="FILE", default=None,
                    help="JSON list of shapes (objects of hzfast.sim.run settings over the "
-                        "flags): every seed runs with each")
+                        "flags): every seed runs with each (default: the flags' one shape)")
     g.add_argument("--seeds-per-task", type=_positive, default=25,
                    help="consecutive seeds one Spark task runs")
     p.set_defaults(func=cmd_simulate_any)
@@ -158,8 +163,8 @@ def _parallelism(spark: Any, master: str) -> int:
 
 
 def _batch_units(spark: Any, master: str) -> int:
-    """Units per batch (per Spark job) of a new sweep: at least 4 per core, so the cores
-    idle at a job's end (waiting for its last tasks) for a small share of it."""
+    """Units per batch (per Spark job, per part file) of a new sweep: at least 4 per core,
+    so that a job's fixed costs are shared by many tasks."""
     return max(_MIN_BATCH_UNITS, 4 * _parallelism(spark, master))
 
 
@@ -174,7 +179,7 @@ def _session(master: str) -> tuple[Any, bool]:
         return SparkSession.builder.remote(master).getOrCreate(), True
     conf = {"spark.app.name": "hzfast-simulate", "spark.log.level": "ERROR"}
     if master.startswith("local"):
-        return si.local_session(master=master, **conf), True
+        return si.local_session(master=master, **conf, **si.SWEEP_CONF), True
     builder = SparkSession.builder.master(master)
     for k, v in conf.items():
         builder = builder.config(k, v)
@@ -219,56 +224,128 @@ def _is_connect(spark: Any) -> bool:
     return isinstance(spark, ConnectSession)
 
 
-@contextmanager
-def _job_progress(spark: Any, advance: Callable[[float], None],
-                  tasks: int, seeds: int) -> Iterator[None]:
-    """While a batch's job runs, advance the progress bar by the seeds of the tasks Spark
-    reports completed: classic through the status tracker (polled), Connect through its
-    progress handler. A figure that cannot be read leaves the bar to jump per batch."""
-    shown = [0.0]
+class _Progress:
+    """The progress bar of a sweep: the seeds of the batches tallied, plus, for the batches
+    in flight, the seeds of the tasks Spark reports completed - classic: polled from the
+    status tracker by job group; Spark Connect: its progress handler, which runs in the
+    thread that started the batch. A figure that cannot be read leaves the bar to jump per
+    batch."""
 
-    def show(done_tasks: int) -> None:
-        target = min(seeds, done_tasks * seeds / max(tasks, 1))
-        if target > shown[0]:
-            advance(target - shown[0])
-            shown[0] = target
+    def __init__(self, spark: Any, advance: Callable[[float], None], seeds_per_task: int,
+                 connect: bool) -> None:
+        self._spark, self._advance, self._per_task = spark, advance, seeds_per_task
+        self._connect = connect
+        self._lock = threading.Lock()
+        self._tallied = 0
+        self._flying: dict[str, list[int]] = {}      # tag -> [seeds, tasks completed]
+        self._shown = 0.0
+        self._here = threading.local()               # the batch this thread runs (Connect)
+        self._stop = threading.Event()
+        self._poller: threading.Thread | None = None
 
-    stop = threading.Event()
-    poller = None
-    handler = None
-    try:
-        if _is_connect(spark):
-            def handler(stages: Any = None, inflight_tasks: Any = 0,
-                        operation_id: Any = None, done: Any = False) -> None:
-                show(sum(getattr(s, "num_completed_tasks", 0) for s in stages or ()))
-            spark.registerProgressHandler(handler)
-        else:
-            tracker = spark.sparkContext.statusTracker()
+    def __enter__(self) -> _Progress:
+        try:
+            if self._connect:
+                self._spark.registerProgressHandler(self._handler)
+            else:
+                self._tracker = self._spark.sparkContext.statusTracker()
+                self._poller = threading.Thread(target=self._poll, daemon=True)
+                self._poller.start()
+        except Exception:   # noqa: BLE001 - no progress within a batch then
+            pass
+        return self
 
-            def poll() -> None:
-                while not stop.wait(0.5):
-                    n = 0
-                    for sid in tracker.getActiveStageIds():
-                        info = tracker.getStageInfo(sid)
-                        n += info.numCompletedTasks if info else 0
-                    show(n)
-            poller = threading.Thread(target=poll, daemon=True)
-            poller.start()
-    except Exception:   # noqa: BLE001 - no progress within a batch then
-        pass
-    try:
-        yield
-    finally:
-        stop.set()
-        if poller is not None:
-            poller.join(2)
-        if handler is not None:
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._poller is not None:
+            self._poller.join(2)
+        if self._connect:
             try:
-                spark.removeProgressHandler(handler)
+                self._spark.removeProgressHandler(self._handler)
             except Exception:  # noqa: BLE001
                 pass
-        if seeds > shown[0]:
-            advance(seeds - shown[0])
+
+    def start(self, tag: str, seeds: int) -> None:
+        """In the thread that runs batch ``tag`` of ``seeds`` seeds, before its job."""
+        self._here.tag = tag
+        with self._lock:
+            self._flying[tag] = [seeds, 0]
+
+    def tallied(self, tag: str | None, seeds: int) -> None:
+        """Batch ``tag`` (None: read back, never run) has been tallied."""
+        with self._lock:
+            if tag is not None:
+                self._flying.pop(tag, None)
+            self._tallied += seeds
+        self._show()
+
+    def _completed(self, tag: str, tasks: int) -> None:
+        with self._lock:
+            if tag in self._flying:
+                self._flying[tag][1] = max(self._flying[tag][1], tasks)
+        self._show()
+
+    def _show(self) -> None:
+        with self._lock:
+            target = self._tallied + sum(min(seeds, done * self._per_task)
+                                         for seeds, done in self._flying.values())
+            step = target - self._shown
+            if step <= 0:
+                return
+            self._shown = target
+        self._advance(step)
+
+    def _handler(self, stages: Any = None, inflight_tasks: Any = 0,
+                 operation_id: Any = None, done: Any = False) -> None:
+        tag = getattr(self._here, "tag", None)
+        if tag is not None:
+            self._completed(tag, sum(getattr(s, "num_completed_tasks", 0)
+                                     for s in stages or ()))
+
+    def _poll(self) -> None:
+        while not self._stop.wait(0.5):
+            with self._lock:
+                tags = list(self._flying)
+            for tag in tags:
+                n = 0
+                for job in self._tracker.getJobIdsForGroup(tag):
+                    info = self._tracker.getJobInfo(job)
+                    for sid in info.stageIds if info else ():
+                        stage = self._tracker.getStageInfo(sid)
+                        n += stage.numCompletedTasks if stage else 0
+                self._completed(tag, n)
+
+
+def _run_batch(spark: Any, si: Any, progress: _Progress, tag: str, seeds: range,
+               shapes: list[dict[str, Any]], seeds_per_task: int, a: int, b: int,
+               count: int) -> Any:
+    """Units ``a..b-1`` as one Spark job, in a thread of the sweep's pool; its rows as an
+    Arrow table. The job carries ``tag`` (classic: as its job group) so that
+    :func:`_cancel` can stop it and the progress bar can follow it."""
+    connect = _is_connect(spark)
+    if connect:
+        spark.addTag(tag)
+    else:
+        spark.sparkContext.setJobGroup(tag, f"hzfast simulate: units {a}..{b - 1}")
+    progress.start(tag, count)
+    try:
+        return si.unit_frame(spark, seeds, shapes, seeds_per_task, range(a, b)).toArrow()
+    finally:
+        if connect:
+            spark.removeTag(tag)
+        else:
+            spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
+
+
+def _cancel(spark: Any, tag: str) -> None:
+    """Stop the job of batch ``tag`` (not wanted any more)."""
+    try:
+        if _is_connect(spark):
+            spark.interruptTag(tag)
+        else:
+            spark.sparkContext.cancelJobGroup(tag)
+    except Exception:   # noqa: BLE001 - it ended meanwhile
+        pass
 
 
 def run_spark(args: argparse.Namespace, spark: Any = None) -> int:
@@ -347,41 +424,75 @@ def _sweep(args: argparse.Namespace, si: Any, spark: Any, shapes: list[dict[str,
     resumed = ran = not_ok = 0
     examples: list[dict[str, Any]] = []
     stopped = False
-    with busy(f"simulating {to_run:,} seeds on Spark", total=to_run) as advance:
-        for a, b in batches:
-            path = _part(out, a, b)
-            if (a, b) in done:
-                table = pq.read_table(path, columns=list(_TALLIED))
-                resumed += table.num_rows
-            else:
-                count = sum(hi - lo for _, lo, hi in units[a:b])
-                with _job_progress(spark, advance, b - a, count):
-                    table = si.unit_frame(spark, seeds, shapes, args.seeds_per_task,
-                                          range(a, b)).toArrow()
-                tmp = out / f".{path.name}.tmp"
-                pq.write_table(table, tmp)
-                os.replace(tmp, path)
-                ran += table.num_rows
-                table = table.select(list(_TALLIED))
-            for d in table.to_pylist():
-                r = _Row(d)
-                shape = per_shape[d["shape"]]
-                good = _passed(r)
-                if not d["ok"]:
-                    not_ok += 1
-                    if len(examples) < _EXAMPLES:
-                        examples.append({"seed": r.seed, "shape": d["shape"],
-                                         "summary": d["summary"],
-                                         "violations": len(r.violations),
-                                         "replay": d["replay"]})
-                overall.replay = flags[d["shape"]]
-                shape.add(r, d["design"], failing=not good)
-                overall.add(r, d["design"], failing=not good)
-                if not good and not args.keep_going:
-                    stopped = True
+    run_id = f"hzfast-simulate-{os.getpid()}-{time.monotonic_ns()}"
+    seeds_of = [sum(hi - lo for _, lo, hi in units[a:b]) for a, b in batches]
+    to_start = iter([i for i, ab in enumerate(batches) if ab not in done])
+    flying: deque[tuple[int, str, Future[Any]]] = deque()
+    with busy(f"simulating {to_run:,} seeds on Spark", total=to_run) as advance, \
+            _Progress(spark, advance, args.seeds_per_task, _is_connect(spark)) as progress, \
+            ThreadPoolExecutor(_IN_FLIGHT, thread_name_prefix="hzfast-batch") as pool:
+
+        def start_more() -> None:
+            # keep _IN_FLIGHT batches submitted: the next job's tasks queue behind the
+            # current one's (FIFO) and take the cores its last tasks leave idle
+            while len(flying) < _IN_FLIGHT:
+                i = next(to_start, None)
+                if i is None:
+                    return
+                a, b = batches[i]
+                tag = f"{run_id}-{a}"
+                flying.append((i, tag, pool.submit(
+                    _run_batch, spark, si, progress, tag, seeds, shapes,
+                    args.seeds_per_task, a, b, seeds_of[i])))
+        try:
+            for i, (a, b) in enumerate(batches):
+                path = _part(out, a, b)
+                if (a, b) in done:
+                    table = pq.read_table(path, columns=list(_TALLIED))
+                    resumed += table.num_rows
+                    tag = None
+                else:
+                    start_more()
+                    j, tag, future = flying.popleft()
+                    assert j == i
+                    table = future.result()
+                    start_more()
+                    tmp = out / f".{path.name}.tmp"
+                    pq.write_table(table, tmp)
+                    os.replace(tmp, path)
+                    ran += table.num_rows
+                    table = table.select(list(_TALLIED))
+                for d in table.to_pylist():
+                    r = _Row(d)
+                    shape = per_shape[d["shape"]]
+                    good = _passed(r)
+                    if not d["ok"]:
+                        not_ok += 1
+                        if len(examples) < _EXAMPLES:
+                            examples.append({"seed": r.seed, "shape": d["shape"],
+                                             "summary": d["summary"],
+                                             "violations": len(r.violations),
+                                             "replay": d["replay"]})
+                    overall.replay = flags[d["shape"]]
+                    shape.add(r, d["design"], failing=not good)
+                    overall.add(r, d["design"], failing=not good)
+                    if not good and not args.keep_going:
+                        stopped = True
+                        break
+                progress.tallied(tag, seeds_of[i])
+                if stopped:
                     break
-            if stopped:
-                break
+        finally:
+            # the batches started ahead and not wanted (a failure, an error, Ctrl-C): their
+            # jobs are stopped and their rows dropped (not written)
+            for _, tag, future in flying:
+                if not future.cancel():
+                    _cancel(spark, tag)
+            for _, _, future in flying:
+                try:
+                    future.result()
+                except BaseException:   # noqa: BLE001 - cancelled, as asked
+                    pass
     seconds = time.perf_counter() - t0
     designs = {s["design"] for s in shapes}
     view = argparse.Namespace(**{**vars(args), "design": designs.pop() if len(designs) == 1

@@ -4,10 +4,12 @@
 acknowledged entry, a ghost model that tells losses the protocol must prevent from losses
 caused by more crashes than ``backup_count``, protocol invariants after every event, and
 Hazelcast's own correctness checks once the cluster settles. :func:`scenario_5444` replays
-the data loss of Hazelcast's issue #5444. See docs/design.md §12.
+the data loss of Hazelcast's issue #5444. :func:`check_settings` checks :func:`run`'s
+settings without running (for sweeps that run the seeds elsewhere). See docs/design.md §12.
 """
 from __future__ import annotations
 
+import inspect
 from collections.abc import Iterable
 
 from hzfast.sim.cluster import (
@@ -30,6 +32,7 @@ __all__ = [
     "Hooks",
     "Simulation",
     "SimulationResult",
+    "check_settings",
     "run",
     "scenario_5444",
 ]
@@ -64,6 +67,45 @@ def _check_settings(seed: int, members: int, partitions: int, backup_count: int,
         if not isinstance(c, CrashAt):
             raise TypeError(f"script entries must be hzfast.sim.CrashAt, got {type(c).__name__}")
     return script
+
+
+def check_settings(seed: int = 0, **settings: object) -> None:
+    """Raise what ``run(seed, **settings)`` would raise for its arguments, without running.
+
+    For sweeps that run the seeds elsewhere (``hzfast simulate --jobs`` before its workers
+    start, ``spark_integration.simulate`` before any Spark job): bad settings fail once, up
+    front, with :func:`run`'s own message.
+
+    Parameters
+    ----------
+    seed : int, default 0
+    **settings
+        Keywords of :func:`run` (``members``, ``partitions``, ...); the rest take
+        :func:`run`'s defaults.
+
+    Raises
+    ------
+    TypeError
+        A keyword :func:`run` does not take, or a value of the wrong type (naming it).
+    ValueError
+        A value out of range or not one of the choices (naming it).
+
+    Examples
+    --------
+    >>> check_settings(7, members=8, design="legacy")         # run(7, ...) would run
+    >>> check_settings(members=100)
+    Traceback (most recent call last):
+    ValueError: members must be in 1..64, got 100
+    """
+    try:
+        a = inspect.signature(run).bind(seed, **settings)
+    except TypeError as exc:
+        raise TypeError(f"check_settings() {exc}") from None
+    a.apply_defaults()
+    k = a.arguments
+    _check_settings(k["seed"], k["members"], k["partitions"], k["backup_count"], k["entries"],
+                    k["faults"], k["script"], k["design"], k["joins"],
+                    k["max_parallel_migrations"])
 
 
 def run(seed: int, *, members: int = 4, partitions: int = 271, backup_count: int = 1,
