@@ -47,6 +47,7 @@ MemberEntry = tuple[int, str, int]          # (member id, host, port)
 _CHUNK_FIELDS = 64                          # a chunk frame's bytes besides its entries
 _HEADROOM = 64 << 10                        # a data frame's allowance over a chunk
 _STREAM_LIMIT = 64 << 10                    # a connection's read buffer pauses past twice this
+_BATCH = 64 << 10                           # frames queued for a peer go out joined up to this
 
 
 @dataclass(frozen=True)
@@ -178,6 +179,21 @@ class _Peer:
         self.closed = True
         self.task.cancel()
 
+    def _take(self) -> bytes:
+        """The frames at the head of the queue that are due, joined up to
+        :data:`_BATCH` bytes (one write: with TLS, one record and one encryption call for
+        many small frames instead of one each); a larger frame alone."""
+        q, now = self.queue, time.monotonic()
+        data = q.popleft()[1]
+        if len(q) and len(data) < _BATCH and q[0][0] <= now:
+            parts, size = [data], len(data)
+            while q and q[0][0] <= now and size + len(q[0][1]) <= _BATCH:
+                parts.append(q.popleft()[1])
+                size += len(parts[-1])
+            data = b"".join(parts)
+        self.queued -= len(data)
+        return data
+
     async def _run(self) -> None:
         owner = self.owner
         while not self.closed:                 # ends when the peer leaves or we stop
@@ -187,14 +203,11 @@ class _Peer:
                 await asyncio.wait_for(owner._offer(reader, writer, "peer"), 5.0)
                 while not self.closed:
                     while self.queue:
-                        due, data = self.queue[0]
-                        wait = due - time.monotonic()
+                        wait = self.queue[0][0] - time.monotonic()
                         if wait > 0:
                             await writer.drain()
                             await asyncio.sleep(wait)
-                        self.queue.popleft()
-                        self.queued -= len(data)
-                        writer.write(data)
+                        writer.write(self._take())
                         if writer.transport.get_write_buffer_size() > 4 << 20:
                             await writer.drain()
                     await writer.drain()
