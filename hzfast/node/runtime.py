@@ -264,8 +264,10 @@ class Member:
         self._conns: dict[asyncio.StreamWriter, list[float]] = {}   # [opened, last frame, authed]
         self._transfer_from: dict[tuple[int, int], int] = {}
         self._staged_at: dict[tuple[tuple[int, int], int], float] = {}   # (id, sender) -> first chunk
-        self._peer_limits = wire.caps(settings.max_frame, wire.PEER_TAGS)
-        self._client_limits = wire.caps(settings.max_frame, wire.CLIENT_TAGS)
+        # a list of migrations has one array per migration: as many as the tables need
+        items = 4 * self.config.partition_count * self.config.replica_count + 256
+        self._peer_limits = wire.caps(settings.max_frame, wire.PEER_TAGS, items)
+        self._client_limits = wire.caps(settings.max_frame, wire.CLIENT_TAGS, items)
         self._server_ssl: ssl.SSLContext | None = None
         self._client_ssl: ssl.SSLContext | None = None
         self._settings_shown = {k: v for k, v in asdict(settings).items()
@@ -584,7 +586,8 @@ class Member:
             seq, lo, size = 0, 0, 0
             for i, (k, v) in enumerate(entries):
                 n = 4 * len(k) + len(v) + 16          # an upper bound of the entry's bytes
-                if i > lo and size + n > limit:       # a chunk over the limit holds one entry
+                if i > lo and (size + n > limit or i - lo == wire.MAX_ITEMS):
+                    # (a chunk over the limit holds one entry)
                     peer.send(wire.frame("chunk", eid, mode, mid[0], mid[1], p,
                                          [list(kv) for kv in entries[lo:i]], seq, False))
                     seq, lo, size = seq + 1, i, 0
@@ -661,16 +664,41 @@ class Member:
             self._conns.pop(writer, None)
             writer.close()
 
+    async def _read(self, reader: asyncio.StreamReader, limits: wire.Caps,
+                    cpu: list[float]) -> tuple[Any, ...] | None:
+        """One frame read and checked (:func:`wire.read_frame`, :func:`wire.parse`);
+        ``cpu[0]``: the CPU seconds that took (see :meth:`_decoded`)."""
+        cpu[0] = 0.0
+        obj = await wire.read_frame(reader, self.settings.max_frame, limits, cpu)
+        if obj is None:
+            return None
+        t = time.thread_time()
+        try:
+            return wire.parse(obj)
+        finally:
+            cpu[0] += time.thread_time() - t
+
+    def _decoded(self, seconds: float, frame: float = 0.0) -> None:
+        """Count ``seconds`` of CPU decoding (``stats["decode_us"]``, the sum) and the
+        frame's whole, ``frame`` (default ``seconds``: ``stats["decode_us_max"]``, the
+        longest; the event loop does nothing else meanwhile, docs/node.md §8)."""
+        self.stats["decode_us"] += int(seconds * 1e6)
+        us = int(max(seconds, frame) * 1e6)
+        if us > self.stats["decode_us_max"]:
+            self.stats["decode_us_max"] = us
+
     async def _peer_loop(self, sender: int, reader: asyncio.StreamReader,
                          state: list[float]) -> None:
         P, R = self.config.partition_count, self.config.replica_count
-        limits, max_frame = self._peer_limits, self.settings.max_frame
+        limits, cpu = self._peer_limits, [0.0]
         for _ in range(2**62):                  # ends with the connection
-            obj = await wire.read_frame(reader, max_frame, limits)
-            if obj is None:
+            try:
+                f = await self._read(reader, limits, cpu)
+            finally:
+                self._decoded(cpu[0])
+            if f is None:
                 return
             state[1] = time.monotonic()
-            f = wire.parse(obj)
             tag = f[0]
             known = any(m == sender for m, _, _ in self.view)
             if tag == "hb":
@@ -679,7 +707,12 @@ class Member:
                 if known:
                     self.last_heard[sender] = time.monotonic()
             elif tag == "msg":
-                m = wire.decode_message(f[1], P, R)
+                t = time.thread_time()
+                try:
+                    m = wire.decode_message(f[1], P, R)
+                finally:
+                    took = time.thread_time() - t
+                    self._decoded(took, took + cpu[0])
                 if known:
                     self.last_heard[sender] = time.monotonic()
                 self.stats["messages_received"] += 1
@@ -823,14 +856,16 @@ class Member:
     async def _client_loop(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
                            state: list[float]) -> None:
         pending: set[asyncio.Task[None]] = set()
-        limits, max_frame = self._client_limits, self.settings.max_frame
+        limits, cpu = self._client_limits, [0.0]
         try:
             for _ in range(2**62):              # ends with the connection
-                obj = await wire.read_frame(reader, max_frame, limits)
-                if obj is None:
+                try:
+                    f = await self._read(reader, limits, cpu)
+                finally:
+                    self._decoded(cpu[0])
+                if f is None:
                     return
                 state[1] = time.monotonic()
-                f = wire.parse(obj)
                 t = asyncio.get_running_loop().create_task(self._answer(f, writer))
                 pending.add(t)
                 t.add_done_callback(pending.discard)
