@@ -683,9 +683,8 @@ class Member:
         frame's whole, ``frame`` (default ``seconds``: ``stats["decode_us_max"]``, the
         longest; the event loop does nothing else meanwhile, docs/node.md §8)."""
         self.stats["decode_us"] += int(seconds * 1e6)
-        us = int(max(seconds, frame) * 1e6)
-        if us > self.stats["decode_us_max"]:
-            self.stats["decode_us_max"] = us
+        self.stats["decode_us_max"] = max(self.stats["decode_us_max"],
+                                          int(max(seconds, frame) * 1e6))
 
     async def _peer_loop(self, sender: int, reader: asyncio.StreamReader,
                          state: list[float]) -> None:

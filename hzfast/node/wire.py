@@ -25,9 +25,10 @@ from numpy.typing import NDArray
 from hzfast.protocol import messages as msg
 from hzfast.protocol.messages import MigrationInfo, MigrationStatus
 
-__all__ = ["AUTH_FRAME", "AUTH_TAGS", "CLIENT_TAGS", "Caps", "CONTROL_FRAME", "DATA_TAGS", "FRAMES",
-           "MAX_FRAME", "MAX_ITEMS", "MEMBERS_FRAME", "SHAPES", "PEER_TAGS", "SCHEMA", "WireError", "caps",
-           "decode_message", "encode_message", "frame", "parse", "read_frame", "unpack"]
+__all__ = ["AUTH_FRAME", "AUTH_TAGS", "CLIENT_TAGS", "CONTROL_FRAME", "DATA_TAGS", "FRAMES",
+           "MAX_FRAME", "MAX_ITEMS", "MEMBERS_FRAME", "PEER_TAGS", "SCHEMA", "SHAPES", "Caps",
+           "WireError", "caps", "decode_message", "encode_message", "frame", "parse",
+           "read_frame", "unpack"]
 
 #: The default largest frame a client accepts (bytes after the length prefix); a member
 #: reads with the caps of :func:`caps` (``Settings.max_frame`` for data frames).

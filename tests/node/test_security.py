@@ -553,7 +553,7 @@ def test_the_worst_frames_leave_the_member_answering(cluster: Cluster) -> None:
 def _catch(fn: Callable[[], None], errors: list[BaseException]) -> None:
     try:
         fn()
-    except BaseException as exc:             # reported by the test's thread
+    except BaseException as exc:  # noqa: BLE001 - reported by the test's thread
         errors.append(exc)
 
 
