@@ -80,8 +80,8 @@ def _value(fdp: Any, kind: str, P: int, R: int) -> Any:
         return tuple(_mig(fdp) for _ in range(fdp.ConsumeIntInRange(0, 3)))
     if kind == "ids":
         return tuple((_i32(fdp), _i32(fdp)) for _ in range(fdp.ConsumeIntInRange(0, 3)))
-    if kind == "ints":
-        return tuple(_i64(fdp) for _ in range(fdp.ConsumeIntInRange(0, 4)))
+    if kind == "ints":                 # partition ids: at most one per partition
+        return tuple(_i64(fdp) for _ in range(fdp.ConsumeIntInRange(0, min(4, P))))
     if kind == "table":
         return np.array([_i32(fdp) for _ in range(P * R)], dtype=np.int32).reshape(P, R)
     if kind == "versions":
@@ -236,7 +236,8 @@ def _typed(a: Any, kind: str, P: int, R: int) -> bool:
         return type(a) is tuple and all(type(x) is tuple and len(x) == 2
                                         and all(_is_int(i, *_I32) for i in x) for x in a)
     if kind == "ints":
-        return type(a) is tuple and all(_is_int(i, -(2**63), 2**63 - 1) for i in a)
+        return (type(a) is tuple and len(a) <= P
+                and all(_is_int(i, -(2**63), 2**63 - 1) for i in a))
     if kind == "bool":
         return type(a) is bool
     if kind == "str":

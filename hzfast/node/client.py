@@ -264,7 +264,7 @@ class Client:
             for e in g:
                 cur.append(e)
                 size += len(e[0]) + len(e[1])
-                if size >= batch_bytes:
+                if size >= batch_bytes or len(cur) == wire.MAX_ITEMS:
                     batches.append((p, cur))
                     cur, size = [], 0
             if cur:
@@ -284,9 +284,12 @@ class Client:
         await asyncio.gather(*(one(p, b) for p, b in batches))
         return acked, failed
 
-    async def get_many(self, keys: Iterable[str], *, concurrency: int = 32
-                       ) -> dict[str, bytes | None]:
+    async def get_many(self, keys: Iterable[str], *, concurrency: int = 32,
+                       batch_bytes: int = 256 << 10) -> dict[str, bytes | None]:
         """Read keys from their owners; ``None`` for a key the owner does not hold.
+
+        Each request carries one partition's keys, up to ``batch_bytes`` of them (and at
+        most ``hzfast.node.wire.MAX_ITEMS``).
 
         Raises
         ------
@@ -300,6 +303,16 @@ class Client:
         groups: dict[int, list[str]] = {}
         for k, p in zip(keys, parts.tolist()):
             groups.setdefault(p, []).append(k)
+        batches: list[tuple[int, list[str]]] = []
+        for p, g in groups.items():
+            lo, size = 0, 0
+            for i, k in enumerate(g):
+                size += len(k)
+                if size >= batch_bytes or i + 1 - lo == wire.MAX_ITEMS:
+                    batches.append((p, g[lo:i + 1]))
+                    lo, size = i + 1, 0
+            if lo < len(g):
+                batches.append((p, g[lo:]))
         out: dict[str, bytes | None] = {}
         sem = asyncio.Semaphore(concurrency)
 
@@ -310,7 +323,7 @@ class Client:
                     raise ClientError("bad_answer", f"partition {p}: malformed get answer")
                 out.update(zip(ks, vals))
 
-        await asyncio.gather(*(one(p, ks) for p, ks in groups.items()))
+        await asyncio.gather(*(one(p, ks) for p, ks in batches))
         return out
 
     async def status(self, addr: tuple[str, int]) -> dict[str, Any]:

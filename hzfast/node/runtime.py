@@ -47,6 +47,7 @@ MemberEntry = tuple[int, str, int]          # (member id, host, port)
 _CHUNK_FIELDS = 64                          # a chunk frame's bytes besides its entries
 _HEADROOM = 64 << 10                        # a data frame's allowance over a chunk
 _STREAM_LIMIT = 64 << 10                    # a connection's read buffer pauses past twice this
+_BATCH = 64 << 10                           # frames queued for a peer go out joined up to this
 
 
 @dataclass(frozen=True)
@@ -178,6 +179,21 @@ class _Peer:
         self.closed = True
         self.task.cancel()
 
+    def _take(self) -> bytes:
+        """The frames at the head of the queue that are due, joined up to
+        :data:`_BATCH` bytes (one write: with TLS, one record and one encryption call for
+        many small frames instead of one each); a larger frame alone."""
+        q, now = self.queue, time.monotonic()
+        data = q.popleft()[1]
+        if len(q) and len(data) < _BATCH and q[0][0] <= now:
+            parts, size = [data], len(data)
+            while q and q[0][0] <= now and size + len(q[0][1]) <= _BATCH:
+                parts.append(q.popleft()[1])
+                size += len(parts[-1])
+            data = b"".join(parts)
+        self.queued -= len(data)
+        return data
+
     async def _run(self) -> None:
         owner = self.owner
         while not self.closed:                 # ends when the peer leaves or we stop
@@ -187,14 +203,11 @@ class _Peer:
                 await asyncio.wait_for(owner._offer(reader, writer, "peer"), 5.0)
                 while not self.closed:
                     while self.queue:
-                        due, data = self.queue[0]
-                        wait = due - time.monotonic()
+                        wait = self.queue[0][0] - time.monotonic()
                         if wait > 0:
                             await writer.drain()
                             await asyncio.sleep(wait)
-                        self.queue.popleft()
-                        self.queued -= len(data)
-                        writer.write(data)
+                        writer.write(self._take())
                         if writer.transport.get_write_buffer_size() > 4 << 20:
                             await writer.drain()
                     await writer.drain()
@@ -251,8 +264,10 @@ class Member:
         self._conns: dict[asyncio.StreamWriter, list[float]] = {}   # [opened, last frame, authed]
         self._transfer_from: dict[tuple[int, int], int] = {}
         self._staged_at: dict[tuple[tuple[int, int], int], float] = {}   # (id, sender) -> first chunk
-        self._peer_limits = wire.caps(settings.max_frame, wire.PEER_TAGS)
-        self._client_limits = wire.caps(settings.max_frame, wire.CLIENT_TAGS)
+        # a list of migrations has one array per migration: as many as the tables need
+        items = 4 * self.config.partition_count * self.config.replica_count + 256
+        self._peer_limits = wire.caps(settings.max_frame, wire.PEER_TAGS, items)
+        self._client_limits = wire.caps(settings.max_frame, wire.CLIENT_TAGS, items)
         self._server_ssl: ssl.SSLContext | None = None
         self._client_ssl: ssl.SSLContext | None = None
         self._settings_shown = {k: v for k, v in asdict(settings).items()
@@ -566,7 +581,8 @@ class Member:
             seq, lo, size = 0, 0, 0
             for i, (k, v) in enumerate(entries):
                 n = 4 * len(k) + len(v) + 16          # an upper bound of the entry's bytes
-                if i > lo and size + n > limit:       # a chunk over the limit holds one entry
+                if i > lo and (size + n > limit or i - lo == wire.MAX_ITEMS):
+                    # (a chunk over the limit holds one entry)
                     peer.send(wire.frame("chunk", eid, mode, mid[0], mid[1], p,
                                          [list(kv) for kv in entries[lo:i]], seq, False))
                     seq, lo, size = seq + 1, i, 0
@@ -643,16 +659,40 @@ class Member:
             self._conns.pop(writer, None)
             writer.close()
 
+    async def _read(self, reader: asyncio.StreamReader, limits: wire.Caps,
+                    cpu: list[float]) -> tuple[Any, ...] | None:
+        """One frame read and checked (:func:`wire.read_frame`, :func:`wire.parse`);
+        ``cpu[0]``: the CPU seconds that took (see :meth:`_decoded`)."""
+        cpu[0] = 0.0
+        obj = await wire.read_frame(reader, self.settings.max_frame, limits, cpu)
+        if obj is None:
+            return None
+        t = time.thread_time()
+        try:
+            return wire.parse(obj)
+        finally:
+            cpu[0] += time.thread_time() - t
+
+    def _decoded(self, seconds: float, frame: float = 0.0) -> None:
+        """Count ``seconds`` of CPU decoding (``stats["decode_us"]``, the sum) and the
+        frame's whole, ``frame`` (default ``seconds``: ``stats["decode_us_max"]``, the
+        longest; the event loop does nothing else meanwhile, docs/node.md §8)."""
+        self.stats["decode_us"] += int(seconds * 1e6)
+        self.stats["decode_us_max"] = max(self.stats["decode_us_max"],
+                                          int(max(seconds, frame) * 1e6))
+
     async def _peer_loop(self, sender: int, reader: asyncio.StreamReader,
                          state: list[float]) -> None:
         P, R = self.config.partition_count, self.config.replica_count
-        limits, max_frame = self._peer_limits, self.settings.max_frame
+        limits, cpu = self._peer_limits, [0.0]
         for _ in range(2**62):                  # ends with the connection
-            obj = await wire.read_frame(reader, max_frame, limits)
-            if obj is None:
+            try:
+                f = await self._read(reader, limits, cpu)
+            finally:
+                self._decoded(cpu[0])
+            if f is None:
                 return
             state[1] = time.monotonic()
-            f = wire.parse(obj)
             tag = f[0]
             known = any(m == sender for m, _, _ in self.view)
             if tag == "hb":
@@ -661,7 +701,12 @@ class Member:
                 if known:
                     self.last_heard[sender] = time.monotonic()
             elif tag == "msg":
-                m = wire.decode_message(f[1], P, R)
+                t = time.thread_time()
+                try:
+                    m = wire.decode_message(f[1], P, R)
+                finally:
+                    took = time.thread_time() - t
+                    self._decoded(took, took + cpu[0])
                 if known:
                     self.last_heard[sender] = time.monotonic()
                 self.stats["messages_received"] += 1
@@ -805,14 +850,16 @@ class Member:
     async def _client_loop(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
                            state: list[float]) -> None:
         pending: set[asyncio.Task[None]] = set()
-        limits, max_frame = self._client_limits, self.settings.max_frame
+        limits, cpu = self._client_limits, [0.0]
         try:
             for _ in range(2**62):              # ends with the connection
-                obj = await wire.read_frame(reader, max_frame, limits)
-                if obj is None:
+                try:
+                    f = await self._read(reader, limits, cpu)
+                finally:
+                    self._decoded(cpu[0])
+                if f is None:
                     return
                 state[1] = time.monotonic()
-                f = wire.parse(obj)
                 t = asyncio.get_running_loop().create_task(self._answer(f, writer))
                 pending.add(t)
                 t.add_done_callback(pending.discard)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import struct
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -24,9 +25,10 @@ from numpy.typing import NDArray
 from hzfast.protocol import messages as msg
 from hzfast.protocol.messages import MigrationInfo, MigrationStatus
 
-__all__ = ["AUTH_FRAME", "AUTH_TAGS", "CLIENT_TAGS", "Caps", "CONTROL_FRAME", "DATA_TAGS", "FRAMES",
-           "MAX_FRAME", "MEMBERS_FRAME", "PEER_TAGS", "SCHEMA", "WireError", "caps",
-           "decode_message", "encode_message", "frame", "parse", "read_frame", "unpack"]
+__all__ = ["AUTH_FRAME", "AUTH_TAGS", "CLIENT_TAGS", "CONTROL_FRAME", "DATA_TAGS", "FRAMES",
+           "MAX_FRAME", "MAX_ITEMS", "MEMBERS_FRAME", "PEER_TAGS", "SCHEMA", "SHAPES", "Caps",
+           "WireError", "caps", "decode_message", "encode_message", "frame", "parse",
+           "read_frame", "unpack"]
 
 #: The default largest frame a client accepts (bytes after the length prefix); a member
 #: reads with the caps of :func:`caps` (``Settings.max_frame`` for data frames).
@@ -44,6 +46,10 @@ DATA_TAGS = frozenset({"msg", "chunk", "backup", "put", "get", "ok"})
 #: What a member accepts on a peer connection, and on a client connection.
 PEER_TAGS = ("msg", "hb", "members", "chunk", "chunk_ack", "backup", "backup_ack")
 CLIENT_TAGS = ("join", "put", "get", "locate", "status")
+#: The most entries (``put``, ``backup``, ``chunk``) or keys (``get``) one frame carries, and
+#: the most arrays and maps a member decodes in one frame besides the frame's own few
+#: (:func:`caps`): what bounds the time one frame takes to decode (docs/node.md §8).
+MAX_ITEMS = 8192
 _LEN = struct.Struct(">I")
 _I64 = (-(2**63), 2**63 - 1)
 _MAX_TEXT = 4096            # reasons, host names, error messages
@@ -72,16 +78,35 @@ class _TooMany(ValueError):
     pass
 
 
+class _OffShape(ValueError):
+    pass
+
+
+#: The data frames' element arrays, by tag: their lengths (a ``[key, value]`` entry, a
+#: migration's 14 fields or an id pair, a ``[member id, host, port]``). Besides them a
+#: frame holds at most ``_LONG`` arrays (itself, its lists, a message), and no map.
+SHAPES: dict[str, frozenset[int]] = {
+    "put": frozenset({2}), "backup": frozenset({2}), "chunk": frozenset({2}),
+    "get": frozenset(), "msg": frozenset({2, 14}), "members": frozenset({3})}
+_LONG = 8
+
+
 _SMALL = 4096            # bodies up to this size decode without the container budget
 
 
-def unpack(body: bytes) -> list[Any]:
+def unpack(body: bytes, containers: int = 0, tag: str = "") -> list[Any]:
     """The msgpack array of one frame body.
 
     Decoding cannot amplify memory much: every string, binary, array and map is at most
     the body's length, and the body holds at most one array or map per 4 of its bytes
     (the smallest legitimate container, a ``[key, value]`` entry, takes 4), so what
-    decoding builds is within about 25 times the body's size.
+    decoding builds is within about 25 times the body's size. ``containers`` (when not
+    0) lowers that to at most so many arrays and maps, and as many elements in any one
+    of them (a member reads with :attr:`Caps.containers`): decoding stops there, which
+    bounds its time too. With ``tag`` (one of :data:`SHAPES`), the arrays beyond the
+    frame's few long ones must have that tag's lengths, and decoding stops at the first
+    few that do not: a frame cannot hold a million one-byte elements in arrays of
+    another shape.
 
     Raises
     ------
@@ -98,7 +123,10 @@ def unpack(body: bytes) -> list[Any]:
         if not isinstance(obj, list) or not obj or not isinstance(obj[0], str):
             raise WireError("frame: not an array led by a tag")
         return obj
-    budget = [n // 4 + 2]
+    most = min(n // 4 + 2, containers or n)
+    longest = min(n, containers or n)
+    budget = [most, _LONG]
+    shape = SHAPES.get(tag)
 
     def count(x: Any) -> Any:
         budget[0] -= 1
@@ -106,17 +134,34 @@ def unpack(body: bytes) -> list[Any]:
             raise _TooMany
         return x
 
+    def count_shaped(x: Any) -> Any:
+        budget[0] -= 1
+        if budget[0] < 0:
+            raise _TooMany
+        if type(x) is not list or len(x) not in shape:
+            budget[1] -= 1
+            if budget[1] < 0:
+                raise _OffShape
+        return x
+
     collecting = gc.isenabled()
     if collecting:      # the collector would walk the new lists again and again: no cycles here
         gc.disable()
     try:
         obj = msgpack.unpackb(body, raw=False, strict_map_key=True, use_list=True,
-                              max_bin_len=n, max_str_len=n, max_array_len=n, max_map_len=n,
-                              max_ext_len=0, list_hook=count, object_hook=count)
+                              max_bin_len=n, max_str_len=n, max_array_len=longest,
+                              max_map_len=longest, max_ext_len=0,
+                              list_hook=count if shape is None else count_shaped,
+                              object_hook=count if shape is None else count_shaped)
     except _TooMany:
-        raise WireError(f"frame: more than {n // 4 + 2} arrays and maps in {n} bytes") from None
+        raise WireError(f"frame: more than {most} arrays and maps in {n} bytes") from None
+    except _OffShape:
+        raise WireError(f"{tag}: more than {_LONG} arrays or maps of other than "
+                        f"{sorted(shape or ())} elements") from None
     except (ValueError, TypeError, RecursionError, msgpack.UnpackException) as exc:
-        raise WireError(f"frame: not msgpack ({type(exc).__name__})") from None
+        over = "exceeds max" in str(exc)        # msgpack's message for a length over its limit
+        raise WireError(f"frame: not msgpack ({type(exc).__name__}"
+                        f"{': ' + str(exc)[:80] if over else ''})") from None
     finally:
         if collecting:
             gc.enable()
@@ -126,20 +171,27 @@ def unpack(body: bytes) -> list[Any]:
 
 
 class Caps(dict[str, int]):
-    """Tag -> largest body (a dict); ``floor`` is the smallest of them."""
+    """Tag -> largest body (a dict); ``floor`` is the smallest of them, ``containers``
+    the most arrays and maps one frame may hold (0: only the bound of :func:`unpack`)."""
 
     floor = 0
+    containers = 0
 
 
-def caps(data: int, tags: tuple[str, ...] | frozenset[str] | None = None) -> Caps:
+def caps(data: int, tags: tuple[str, ...] | frozenset[str] | None = None,
+         items: int = MAX_ITEMS) -> Caps:
     """The largest frame of each tag (of ``tags``; default every tag): ``data`` bytes for
     the tags of :data:`DATA_TAGS`, :data:`MEMBERS_FRAME` for ``members``,
-    :data:`AUTH_FRAME` for the handshake, :data:`CONTROL_FRAME` for the others."""
+    :data:`AUTH_FRAME` for the handshake, :data:`CONTROL_FRAME` for the others; and at
+    most ``items`` (at least :data:`MAX_ITEMS`) arrays and maps per frame, plus 64 for a
+    frame's own structure (a member passes what its partition tables need: a list of
+    migrations has one array per migration)."""
     out = Caps()
     for t in (FRAMES if tags is None else tags):
         out[t] = (data if t in DATA_TAGS else MEMBERS_FRAME if t == "members"
                   else AUTH_FRAME if t in AUTH_TAGS else CONTROL_FRAME)
     out.floor = min(out.values(), default=0)
+    out.containers = max(items, MAX_ITEMS) + 64
     return out
 
 
@@ -160,13 +212,15 @@ def _peek_tag(body: bytes) -> str | None:
 
 
 async def read_frame(reader: asyncio.StreamReader, max_frame: int = MAX_FRAME,
-                     limits: dict[str, int] | None = None) -> list[Any] | None:
+                     limits: dict[str, int] | None = None, cpu: list[float] | None = None
+                     ) -> list[Any] | None:
     """Read one frame; ``None`` at a clean end of stream (between frames).
 
     With ``limits`` (tag: largest body, see :func:`caps`), the tag is read from the
     body's first bytes, and a tag not in ``limits`` or a body over its tag's limit is
     refused before anything is decoded (``max_frame``, the largest of the limits,
-    bounds what is buffered).
+    bounds what is buffered). With ``cpu``, ``cpu[0]`` becomes the CPU seconds the
+    body's decoding took (refused or not).
 
     Raises
     ------
@@ -188,10 +242,21 @@ async def read_frame(reader: asyncio.StreamReader, max_frame: int = MAX_FRAME,
         body = await reader.readexactly(n)
     except asyncio.IncompleteReadError as exc:
         raise WireError(f"frame: truncated ({len(exc.partial)} of {n} bytes)") from None
+    if cpu is None:
+        return _decode(body, n, limits)
+    t = time.thread_time()
+    try:
+        return _decode(body, n, limits)
+    finally:
+        cpu[0] = time.thread_time() - t
+
+
+def _decode(body: bytes, n: int, limits: dict[str, int] | None) -> list[Any]:
     if limits is None:
         return unpack(body)
+    containers = limits.containers if type(limits) is Caps else 0
     if n <= (limits.floor if type(limits) is Caps else min(limits.values(), default=0)):
-        obj = unpack(body)                  # within every tag's limit
+        obj = unpack(body, containers)      # within every tag's limit
         tag = obj[0]
     else:
         tag = _peek_tag(body)
@@ -202,7 +267,7 @@ async def read_frame(reader: asyncio.StreamReader, max_frame: int = MAX_FRAME,
         raise WireError(f"frame: tag {tag[:40]!r} is not accepted here")
     if n > limits[tag]:
         raise WireError(f"{tag[:40]}: length {n} outside 1..{limits[tag]}")
-    return obj if obj is not None else unpack(body)
+    return obj if obj is not None else unpack(body, containers, tag)
 
 
 # ---------------------------------------------------------------------------- fields
@@ -242,24 +307,49 @@ def _key(v: Any, what: str) -> str:
     return v
 
 
+def _count(v: list[Any], what: str, kind: str) -> None:
+    if len(v) > MAX_ITEMS:
+        raise WireError(f"{what}: {len(v)} {kind}, at most {MAX_ITEMS} in one frame")
+
+
 def _entries(v: Any, what: str) -> list[tuple[str, bytes]]:
-    out = []
-    for i, e in enumerate(_list(v, what)):
+    _count(_list(v, what), what, "entries")
+    # checked a whole list at a time (the per-entry loop below only names a failure)
+    if set(map(type, v)) <= {list} and set(map(len, v)) <= {2}:
+        keys, vals = [e[0] for e in v], [e[1] for e in v]
+        if (set(map(type, keys)) <= {str} and set(map(type, vals)) <= {bytes}
+                and max(map(len, keys), default=0) <= _MAX_KEY):
+            return list(zip(keys, vals))
+    for i, e in enumerate(v):
         if type(e) is not list or len(e) != 2:
             raise WireError(f"{what}[{i}]: expected a [key, value] pair")
         if type(e[1]) is not bytes:
             raise WireError(f"{what}[{i}]: a value must be bytes, got {type(e[1]).__name__}")
-        out.append((_key(e[0], f"{what}[{i}]"), e[1]))
-    return out
+        _key(e[0], f"{what}[{i}]")
+    raise AssertionError("unreachable: a list that failed its check passed every entry's")
 
 
 def _keys(v: Any, what: str) -> list[str]:
-    return [_key(k, f"{what}[{i}]") for i, k in enumerate(_list(v, what))]
+    _count(_list(v, what), what, "keys")
+    if set(map(type, v)) <= {str} and max(map(len, v), default=0) <= _MAX_KEY:
+        return v
+    for i, k in enumerate(v):
+        _key(k, f"{what}[{i}]")
+    raise AssertionError("unreachable: a list that failed its check passed every key's")
 
 
 def _members(v: Any, what: str) -> list[tuple[int, str, int]]:
+    _count(_list(v, what), what, "members")
+    if v and set(map(type, v)) == {list} and set(map(len, v)) == {3}:
+        ids, hosts, ports = [e[0] for e in v], [e[1] for e in v], [e[2] for e in v]
+        if (set(map(type, ids)) == {int} and set(map(type, hosts)) == {str}
+                and set(map(type, ports)) == {int} and 0 <= min(ids) and max(ids) <= 2**31 - 2
+                and 0 <= min(ports) and max(ports) <= 65535 and max(map(len, hosts)) <= 255):
+            if len(set(ids)) != len(ids):
+                raise WireError(f"{what}: a member id repeats")
+            return list(zip(ids, hosts, ports))
     out = []
-    for i, e in enumerate(_list(v, what)):
+    for i, e in enumerate(v):
         if type(e) is not list or len(e) != 3:
             raise WireError(f"{what}[{i}]: expected [member id, host, port]")
         out.append((_int(e[0], f"{what}[{i}] id", 0, 2**31 - 2),
@@ -376,14 +466,23 @@ def _enc_mig(x: MigrationInfo) -> list[Any]:
             x.destination_new_index, x.master, x.initial, x.final, int(x.status), x.promotion]
 
 
+_STATUS = tuple(MigrationStatus(i) for i in range(3))
+
+
 def _dec_mig(v: Any, what: str) -> MigrationInfo:
     if type(v) is not list or len(v) != _MIG_INTS + 2:
         raise WireError(f"{what}: expected a migration of {_MIG_INTS + 2} fields")
-    n = [_int(v[i], f"{what}[{i}]", -(2**31), 2**31 - 1) for i in range(_MIG_INTS)]
-    status = _int(v[_MIG_INTS], f"{what}.status", 0, 2)
+    n = v[:_MIG_INTS]
+    s, promotion = v[_MIG_INTS], v[_MIG_INTS + 1]
+    # the usual case checked in one go; a failure is then named field by field
+    if not (set(map(type, n)) == {int} and -(2**31) <= min(n) and max(n) <= 2**31 - 1
+            and type(s) is int and 0 <= s <= 2 and type(promotion) is bool):
+        for i in range(_MIG_INTS):
+            _int(v[i], f"{what}[{i}]", -(2**31), 2**31 - 1)
+        _int(s, f"{what}.status", 0, 2)
+        _bool(promotion, f"{what}.promotion")
     return MigrationInfo((n[0], n[1]), n[2], n[3], n[4], n[5], n[6], n[7], n[8], n[9], n[10],
-                         n[11], status=MigrationStatus(status),
-                         promotion=_bool(v[_MIG_INTS + 1], f"{what}.promotion"))
+                         n[11], status=_STATUS[s], promotion=promotion)
 
 
 def _enc(kind: str, v: Any) -> Any:
@@ -444,6 +543,7 @@ def decode_message(v: Any, partition_count: int, replica_count: int) -> msg.Mess
     if len(v) != len(fields) + 2:
         raise WireError(f"msg {t.__name__}: expected {len(fields)} fields, got {len(v) - 2}")
     sender = _int(v[1], f"{t.__name__}.sender", 0, 2**31 - 2)
+    migs_left = 4 * partition_count * replica_count + 256   # (a frame's size allows as many)
     out: list[Any] = []
     for (f, k), x in zip(fields, v[2:]):
         what = f"{t.__name__}.{f}"
@@ -454,7 +554,11 @@ def decode_message(v: Any, partition_count: int, replica_count: int) -> msg.Mess
         if k == "mig":
             out.append(_dec_mig(x, what))
         elif k == "migs":
-            out.append(tuple(_dec_mig(y, f"{what}[{i}]") for i, y in enumerate(_list(x, what))))
+            migs_left -= len(_list(x, what))
+            if migs_left < 0:
+                raise WireError(f"{what}: more than {4 * partition_count * replica_count + 256} "
+                                f"migrations in one message")
+            out.append(tuple(_dec_mig(y, f"{what}[{i}]") for i, y in enumerate(x)))
         elif k == "ids":
             ids = []
             for i, y in enumerate(_list(x, what)):
@@ -463,8 +567,15 @@ def decode_message(v: Any, partition_count: int, replica_count: int) -> msg.Mess
                 ids.append((_int(y[0], what, -(2**31), 2**31 - 1),
                             _int(y[1], what, -(2**31), 2**31 - 1)))
             out.append(tuple(ids))
-        elif k == "ints":
-            out.append(tuple(_int(y, f"{what}[{i}]") for i, y in enumerate(_list(x, what))))
+        elif k == "ints":             # partition ids
+            x = _list(x, what)
+            if len(x) > partition_count:
+                raise WireError(f"{what}: {len(x)} partitions, at most {partition_count}")
+            if not (set(map(type, x)) <= {int} and min(x, default=0) >= _I64[0]
+                    and max(x, default=0) <= _I64[1]):
+                for i, y in enumerate(x):
+                    _int(y, f"{what}[{i}]")
+            out.append(tuple(x))
         elif k == "table":
             out.append(_array(x, what, (partition_count, replica_count)))
         elif k == "versions":

@@ -23,6 +23,7 @@ import socket
 import struct
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -390,18 +391,170 @@ def test_a_16_mib_bomb_is_refused_unread(cluster: Cluster) -> None:
     with cluster.sock(m) as s:                    # an insider: over the data frame cap
         send_quietly(s, bomb)
         refused(s, "bad_frame", f"length {16 << 20} outside 1..{limit}")
-    # an insider's put just under the cap, of empty arrays: refused by the decoding budget
+    # an insider's put just under the cap, of empty arrays: refused by the decoding limits
+    # (one array of a million: its length, at once)
     n = limit - 64
     put = msgpack.packb(["put", 1, 0, []])[:-1] + b"\xdd" + struct.pack(">I", n) + b"\x90" * n
     with cluster.sock(m) as s:
         t0 = time.monotonic()
         s.sendall(struct.pack(">I", len(put)) + put)
-        refused(s, "bad_frame", "arrays and maps in")
+        refused(s, "bad_frame", f"exceeds max_array_len({wire.MAX_ITEMS + 64})")
         took = time.monotonic() - t0
     assert took < 2.0, took
     st = cluster.status(m)["stats"]
     assert st["connections_rejected"] == before.get("connections_rejected", 0) + 3
     cluster.check_intact()
+
+
+# ---------------------------------------------------------------------------- worst frames
+DECODE_BOUND_MS = 50           # CPU one frame may take to decode: half a heartbeat (100 ms)
+MEMBER_BOUND_MS = 100          # ... on a member: its slowest of 21 frames, one try each
+
+
+def _pk(x: Any) -> bytes:
+    return bytes(msgpack.packb(x, use_bin_type=True))
+
+
+def _arr(n: int) -> bytes:
+    return bytes([0x90 + n]) if n < 16 else (b"\xdc" + struct.pack(">H", n) if n < 1 << 16
+                                              else b"\xdd" + struct.pack(">I", n))
+
+
+def worst_frames(max_frame: int, p: int, r: int, sender: int) -> dict[str, tuple[str, bytes]]:
+    """The frames that cost a member the most to decode, within its caps (docs/node.md
+    §8): name -> (role, frame). Each fills its tag's limit with what decodes slowest: the
+    most arrays a member takes, each of many one-byte elements; the most entries or keys
+    of the longest strings; the most migrations a message may hold (the last one bad);
+    the most members in a list (an id repeating at the end)."""
+    c = wire.caps(max_frame, None, 4 * p * r + 256).containers
+    room = max_frame - 64
+    per = room // (c - 8) - 3
+    many_ints = (_arr(4) + _pk("put") + _pk(1) + _pk(0) + _arr(c - 8)
+                 + (_arr(per) + b"\x01" * per) * (c - 8))
+    chunk = (_arr(9) + b"".join(_pk(x) for x in ("chunk", 1, "stage", 1, 2, 0))
+             + _arr(c - 8) + (_arr(per) + b"\x01" * per) * (c - 8) + _pk(0) + _pk(True))
+    n = wire.MAX_ITEMS
+    key = "k" * (room // n - 8)
+    entries = _arr(4) + _pk("put") + _pk(1) + _pk(0) + _arr(n) + (_arr(2) + _pk(key) + _pk(b"")) * n
+    keys = _arr(4) + _pk("get") + _pk(1) + _pk(0) + _arr(n) + _pk(key) * n
+    m = 4 * p * r + 256
+    mig = _pk([1, 2, 0, 1, 0, 1, 2, -1, 1, 1, 0, 0, 1, False])
+    migs = (_arr(2) + _pk("msg") + _arr(3) + _pk("PublishCompletedMigrations") + _pk(sender)
+            + _arr(m) + mig * (m - 1) + _pk([1, 2, 0, 1, 0, 1, 2, -1, 1, 1, 0, 0, 9, False]))
+    mem = _arr(3) + _pk(2**31 - 3) + _pk("h" * 40) + _pk(65535)
+    k = min(n, (wire.MEMBERS_FRAME - 64) // len(mem))
+    members = _arr(4) + _pk("members") + _pk(2**40) + _pk(2**31 - 2) + _arr(k) + mem * k
+    out = {"put of lists of one-byte ints": ("client", many_ints),
+           "chunk of lists of one-byte ints": ("peer", chunk),
+           "put of the most entries": ("client", entries),
+           "get of the most keys": ("client", keys),
+           "msg of the most migrations": ("peer", migs),
+           "members of the most members": ("peer", members),
+           "one array over the budget": ("client", _arr(4) + _pk("put") + _pk(1) + _pk(0)
+                                         + _arr(c + 1) + b"\x90" * (c + 1))}
+    for name, (_, body) in out.items():
+        assert len(body) <= (wire.MEMBERS_FRAME if name.startswith("members") else max_frame)
+    return {name: (role, struct.pack(">I", len(body)) + body) for name, (role, body) in out.items()}
+
+
+def test_the_worst_frames_decode_in_well_under_a_heartbeat() -> None:
+    """In this process, read as a default member reads (271 partitions, 1 backup, its
+    caps): each worst frame decodes, and is refused or taken, within the bound (best of
+    3 tries)."""
+    s = Settings()
+    p, r = s.partitions, s.backups + 1
+    limits = wire.caps(s.max_frame, None, 4 * p * r + 256)
+
+    async def read(data: bytes, cpu: list[float]) -> tuple[Any, ...]:
+        reader = asyncio.StreamReader()
+        reader.feed_data(data)
+        reader.feed_eof()
+        obj = await wire.read_frame(reader, max(limits.values()), limits, cpu)
+        assert obj is not None
+        t = time.thread_time()
+        try:
+            f = wire.parse(obj)
+            if f[0] == "msg":
+                wire.decode_message(f[1], p, r)
+            return f
+        finally:
+            cpu[0] += time.thread_time() - t
+
+    for name, (_, data) in worst_frames(s.max_frame, p, r, 2).items():
+        best = float("inf")
+        for _ in range(3):
+            cpu = [0.0]
+            try:
+                asyncio.run(read(data, cpu))
+                taken = True
+            except wire.WireError:
+                taken = False
+            best = min(best, cpu[0])
+        print(f"{name}: {best * 1000:.1f} ms CPU, {'taken' if taken else 'refused'}")  # pytest -s
+        assert taken == name.startswith(("put of the most", "get of")), name
+        assert best * 1000 < DECODE_BOUND_MS, f"{name}: {best * 1000:.0f} ms"
+
+
+def test_the_worst_frames_leave_the_member_answering(cluster: Cluster) -> None:
+    """An insider sends each worst frame three times to a member: the CPU the member
+    spent on any one frame's decoding (its ``decode_us_max``) stays under a heartbeat
+    interval (single tries on a loaded host: a wider bound than the best of 3 above),
+    status requests keep being answered meanwhile, no member suspects it (nobody is
+    removed) and every acknowledged entry is intact."""
+    m = cluster.procs[1]
+    st0 = cluster.status(m)
+    limit = int(st0["settings"]["max_frame"])
+    sender = next(x.member for x in cluster.procs if x.member != m.member)
+    frames = worst_frames(limit, P, 2, sender)
+    slowest = [0.0]
+    stop = False
+
+    def poll() -> None:                      # another client's status requests meanwhile
+        with cluster.sock(m) as s:
+            for i in range(100_000):         # ends when the attack is over
+                if stop:
+                    return
+                t0 = time.monotonic()
+                s.sendall(wire.frame("status", i))
+                got = recv_frame(s)
+                assert got is not None and got[0] == "ok"
+                slowest[0] = max(slowest[0], time.monotonic() - t0)
+                time.sleep(0.02)
+
+    errors: list[BaseException] = []
+    th = threading.Thread(target=lambda: _catch(poll, errors), daemon=True)
+    th.start()
+    try:
+        for _ in range(3):
+            for name, (role, data) in frames.items():
+                with cluster.sock(m, member=sender if role == "peer" else -1) as s:
+                    send_quietly(s, data)
+                    got = recv_frame(s)
+                    if name.startswith(("put of the most", "get of")):
+                        assert got is not None and got[0] == "error", (name, got)
+                        assert got[2] in ("wrong_partition", "not_owner", "migrating"), got
+                    else:
+                        assert got is not None and got[0] == "error" and got[2] == "bad_frame", \
+                            (name, got)
+    finally:
+        stop = True
+        th.join(IO)
+    assert not errors, errors
+    st = cluster.status(m)
+    took = st["stats"]["decode_us_max"] / 1000
+    print(f"member {m.member}: the slowest frame decoded in {took:.1f} ms CPU; the slowest "
+          f"status answer took {slowest[0] * 1000:.0f} ms")          # pytest -s
+    assert took < MEMBER_BOUND_MS, f"{took:.0f} ms"
+    assert st["stats"]["connections_rejected"] >= st0["stats"].get("connections_rejected", 0) + 15
+    assert slowest[0] < 3000 / 2000, f"a status answer took {slowest[0]:.2f} s"  # suspect_ms / 2
+    cluster.check_intact()
+
+
+def _catch(fn: Callable[[], None], errors: list[BaseException]) -> None:
+    try:
+        fn()
+    except BaseException as exc:  # noqa: BLE001 - reported by the test's thread
+        errors.append(exc)
 
 
 def test_500_idle_connections_with_partial_frames(cluster: Cluster) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import re
 import struct
 from typing import Any
 
@@ -602,7 +603,8 @@ def test_decoding_cannot_amplify_memory():
     issue's bomb) is refused; the densest real frame, [key, value] entries, passes."""
     n = 1 << 20
     bomb = msgpack.packb(["put", 1, 0, []])[:-1] + b"\xdd" + struct.pack(">I", n) + b"\x90" * n
-    with pytest.raises(WireError, match=r"^frame: more than \d+ arrays and maps in \d+ bytes$"):
+    with pytest.raises(WireError, match=r"^frame: (more than \d+ arrays and maps in \d+ bytes|"
+                                        r"not msgpack \(ValueError: \d+ exceeds max_array_len)"):
         wire.unpack(bomb)
     pairs = b"\x92\xa2hb\xdc" + struct.pack(">H", 3000) + b"\x91\x90" * 3000  # 6,001 in 6,006
     with pytest.raises(WireError, match="arrays and maps"):
@@ -614,3 +616,70 @@ def test_decoding_cannot_amplify_memory():
         wire.unpack(maps)
     small = msgpack.packb(["ok", 1, [[]] * 1000])    # up to 4 KiB: bounded by the size alone
     assert len(wire.unpack(small)[2]) == 1000
+
+
+def test_a_member_decodes_at_most_its_containers():
+    """A member's caps bound the arrays and maps of one frame (and the elements of any one
+    of them) to ``Caps.containers``, well under one per 4 bytes."""
+    limits = wire.caps(1 << 20, wire.CLIENT_TAGS)
+    assert limits.containers == wire.MAX_ITEMS + 64
+    assert wire.caps(1 << 20, wire.PEER_TAGS, 10 * wire.MAX_ITEMS).containers == \
+        10 * wire.MAX_ITEMS + 64
+    c = limits.containers
+    pair = ["kkkk", b"vvvv"]                      # 12 bytes: the size does not bind first
+    at = msgpack.packb(["put", 1, 0, [pair] * (c - 2)], use_bin_type=True)
+    assert len(wire.unpack(at, c)[3]) == c - 2
+    over = msgpack.packb(["put", 1, 0, [pair] * (c - 1)], use_bin_type=True)
+    with pytest.raises(WireError, match=f"more than {c} arrays and maps"):
+        wire.unpack(over, c)
+    long = msgpack.packb(["get", 1, 0, [""] * (c + 1)])
+    with pytest.raises(WireError, match=f"exceeds max_array_len\\({c}\\)"):
+        wire.unpack(long, c)
+    assert len(wire.unpack(long)[3]) == c + 1          # without a member's caps: the size
+
+
+@pytest.mark.parametrize(("tag", "item"), [("put", ["k", b"v"]), ("get", "k"),
+                                           ("backup", ["k", b"v"])])
+def test_a_frame_holds_at_most_max_items(tag, item):
+    head = {"put": [1, 0], "get": [1, 0], "backup": [1, 0, 5]}[tag]
+    ok = wire.parse([tag, *head, [item] * wire.MAX_ITEMS])
+    assert len(ok[-1]) == wire.MAX_ITEMS
+    with pytest.raises(WireError, match=f"{wire.MAX_ITEMS + 1} (entries|keys), at most "
+                                        f"{wire.MAX_ITEMS} in one frame"):
+        wire.parse([tag, *head, [item] * (wire.MAX_ITEMS + 1)])
+
+
+def test_a_failing_entry_is_still_named():
+    """The whole-list checks only speed up the usual case: a bad entry is named."""
+    entries = [["k", b"v"]] * 10
+    for bad, where in [(["k", "v"], "put.2[7]: a value must be bytes"),
+                       (["k"], "put.2[7]: expected a [key, value] pair"),
+                       ([1, b"v"], "put.2[7]: a key must be a string"),
+                       (["k" * (64 << 10 | 1), b"v"], "put.2[7]: key longer than")]:
+        with pytest.raises(WireError, match=re.escape(where)):
+            wire.parse(["put", 1, 0, entries[:7] + [bad] + entries[8:]])
+    with pytest.raises(WireError, match=re.escape("get.2[2]: a key must be a string")):
+        wire.parse(["get", 1, 0, ["a", "b", b"c"]])
+
+
+def test_a_message_holds_at_most_its_shapes_migrations():
+    """At most 4 x partitions x replicas + 256 migrations in one message; partition
+    lists at most one id per partition; a bad migration field is still named."""
+    most = 4 * P * R + 256
+    ok = wire.encode_message(msg.PublishCompletedMigrations(1, (MIGS[0],) * most))
+    assert len(wire.decode_message(ok, P, R).completed) == most
+    over = wire.encode_message(msg.PublishCompletedMigrations(1, (MIGS[0],) * (most + 1)))
+    with pytest.raises(WireError, match=f"more than {most} migrations in one message"):
+        wire.decode_message(over, P, R)
+    two = wire.encode_message(msg.PartitionStateReply(1, True, np.zeros((P, R), np.int32),
+                                                      np.zeros(P, np.int32), (MIGS[0],) * most,
+                                                      (MIGS[0],)))
+    with pytest.raises(WireError, match="PartitionStateReply.active: more than"):
+        wire.decode_message(two, P, R)
+    ack = wire.encode_message(msg.PartitionTableAck(1, False, tuple(range(P + 1))))
+    with pytest.raises(WireError, match=f"{P + 1} partitions, at most {P}"):
+        wire.decode_message(ack, P, R)
+    bad = wire.encode_message(msg.MigrationCommit(1, MIGS[0]))
+    bad[2][5] = 2**31
+    with pytest.raises(WireError, match=re.escape("MigrationCommit.migration[5]: 2147483648 outside")):
+        wire.decode_message(bad, P, R)
