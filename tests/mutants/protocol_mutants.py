@@ -84,12 +84,12 @@ MUTANTS: tuple[Mutant, ...] = (
         "                    if x.status == SUCCESS:",
         "Hazelcast #5444's rule in the safe design: a source clears whatever its new index",
         expected_to_survive_today=(
-            'blind spot: a source that stays at a backup slot (new index <= backup_count) '
-            "drops its copy. Nothing reads a backup's data at the end (the final set "
-            "check reads the owner's, and the final checks copy it onto the backups), and "
-            'a later promotion of the emptied backup needs a second crash, after which '
-            'the ghost model counts the loss as expected (issue 49, points 2 and 3). '
-            'Checking every replica against the ghost model catches it')),
+            'masked by §7.3(i): the clear sits under "a copy stays while this member\'s '
+            'table lists it at a data index", and a source whose new index is a data slot '
+            'is listed there (at its old or its new index, both data slots) until the '
+            'clear would no longer be one the mutant changes. Still not caught with every '
+            'replica checked and the precise ghost model (issue 49); the guard itself is '
+            'mutant source-clears-while-still-listed, which is caught')),
     Mutant(
         "backup-destination-drops-its-copy", P + "member.py",
         "                                 keep=x.destination_new_index <= bc)",
@@ -116,12 +116,10 @@ MUTANTS: tuple[Mutant, ...] = (
         "#5444's rule for a passive source (a backup that moves): it clears on arrival "
         "whatever its new index",
         expected_to_survive_today=(
-            'blind spot: a backup that shifts down within the data slots (SHIFT_DOWN@1->2 '
-            "with 2 backups) drops its copy. Nothing reads a backup's data at the end "
-            "(the final set check reads the owner's, and the final checks copy it onto "
-            'the backups), and a later promotion of the emptied backup needs a second '
-            'crash, after which the ghost model counts the loss as expected (issue 49, '
-            'points 2 and 3). Checking every replica against the ghost model catches it')),
+            'masked by §7.3(i), as 5444-clearing-rule-in-safe-mode: the passive source\'s '
+            'clear also requires that its table no longer lists it at a data index, which '
+            'a backup shifting down within the data slots never meets. Still not caught '
+            'with every replica checked and the precise ghost model (issue 49)')),
     Mutant(
         "source-clears-while-still-listed", P + "member.py",
         "                if self.me not in self.replicas[p, :bc + 1].tolist():\n"
