@@ -68,9 +68,8 @@ def test_safe_design_loses_only_what_crashes_took(name: str, seeds: range,
                                   and s["partitions"] <= 271])
 def test_legacy_design_shows_loss_on_the_same_shapes(name: str) -> None:
     shape = SHAPES[name]
-    seen = 0
-    for seed in range(30):
-        r = sim.run(seed, design="legacy", **shape)
-        if r.violations:
-            seen += 1
-    assert seen > 0, f"the legacy design broke nothing in 30 seeds of {shape}"
+    for seed in range(30):                 # the first seed that shows it is enough
+        if sim.run(seed, design="legacy", **shape).violations:
+            break
+    else:
+        pytest.fail(f"the legacy design broke nothing in 30 seeds of {shape}")
