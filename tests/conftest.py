@@ -54,7 +54,9 @@ def user_env():
 #   one), only their order matters; a file not listed counts 0.2 s a test;
 # - the Spark tests of one session mode (classic, connect: tests/spark/conftest.py) are one
 #   unit, so a worker starts each session once, not once per file (every Spark file used
-#   to start both).
+#   to start both);
+# - each curated protocol mutant (tests/mutants: a pure-Python copy and its layers, up to
+#   15 s of CPU each) is a unit of its own, so both workers take them.
 LONG_SECONDS = {
     "tests/spark[classic]": 160, "tests/spark[connect]": 110,
     "tests/spark/test_simulate.py": 75,            # the command line, killed and resumed
@@ -66,6 +68,7 @@ LONG_SECONDS = {
     "tests/node/test_runtime.py": 25, "tests/cli/test_plan.py": 22, "tests/test_typing.py": 22,
     "tests/cli/test_ignite.py": 20, "tests/cli/test_table.py": 20, "tests/sim/test_small_scope.py": 18,
 }
+MUTANT_SECONDS = 8                                 # a curated mutant, on average
 _SPARK_MODE = re.compile(r"\[(?:[^\]]*-)?(classic|connect)[-\]]")
 
 
@@ -78,12 +81,15 @@ def pytest_xdist_make_scheduler(config, log):
     class LongestFirst(LoadFileScheduling):
         def _split_scope(self, nodeid):
             path = nodeid.split("::", 1)[0]
+            if path.startswith("tests/mutants/") and "[" in nodeid:
+                return nodeid
             mode = _SPARK_MODE.search(nodeid) if path.startswith("tests/spark/") else None
             return f"tests/spark[{mode.group(1)}]" if mode else path
 
         def _assign_work_unit(self, node):
             longest = max(self.workqueue, key=lambda scope: LONG_SECONDS.get(
-                scope, 0.2 * len(self.workqueue[scope])))
+                scope, MUTANT_SECONDS if scope.startswith("tests/mutants/")
+                else 0.2 * len(self.workqueue[scope])))
             self.workqueue.move_to_end(longest, last=False)
             super()._assign_work_unit(node)
 
