@@ -16,7 +16,7 @@ import gc
 import struct
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import msgpack
 import numpy as np
@@ -127,6 +127,7 @@ def unpack(body: bytes, containers: int = 0, tag: str = "") -> list[Any]:
     longest = min(n, containers or n)
     budget = [most, _LONG]
     shape = SHAPES.get(tag)
+    shaped: frozenset[int] = shape or frozenset()
 
     def count(x: Any) -> Any:
         budget[0] -= 1
@@ -138,7 +139,7 @@ def unpack(body: bytes, containers: int = 0, tag: str = "") -> list[Any]:
         budget[0] -= 1
         if budget[0] < 0:
             raise _TooMany
-        if type(x) is not list or len(x) not in shape:
+        if type(x) is not list or len(x) not in shaped:
             budget[1] -= 1
             if budget[1] < 0:
                 raise _OffShape
@@ -332,7 +333,7 @@ def _entries(v: Any, what: str) -> list[tuple[str, bytes]]:
 def _keys(v: Any, what: str) -> list[str]:
     _count(_list(v, what), what, "keys")
     if set(map(type, v)) <= {str} and max(map(len, v), default=0) <= _MAX_KEY:
-        return v
+        return cast("list[str]", v)
     for i, k in enumerate(v):
         _key(k, f"{what}[{i}]")
     raise AssertionError("unreachable: a list that failed its check passed every key's")

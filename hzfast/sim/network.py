@@ -105,7 +105,7 @@ class Network:
 
     def lost(self) -> bool:
         """Whether one more message or transfer is dropped (a draw while faulty)."""
-        return self.faulty and self.drop and self.random() < self.drop
+        return bool(self.faulty and self.drop) and self.random() < self.drop
 
     def delay(self) -> int:
         """A transfer's delay: drawn while faulty, else 1."""
