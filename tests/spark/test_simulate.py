@@ -164,7 +164,10 @@ def test_a_losing_seed_replays_locally(spark, capsys, tmp_path):
     row = (spark.read.parquet(str(tmp_path / "l"))
            .where(f"seed = {first['seed']}").collect()[0])
     assert again["seeds"] == 1
-    assert again["entries_lost"] == row.entries_lost > row.entries_lost_expected
+    # (the legacy design's first failing seed breaks a replica check, not always the set
+    # check: the checker reads every replica, docs/design.md §12.4)
+    assert len(row.violations) > 0
+    assert again["entries_lost"] == row.entries_lost >= row.entries_lost_expected
     assert again["entries_lost_expected"] == row.entries_lost_expected
     assert again["violations"] == len(row.violations) == first["violations"]
     assert again["events"] == row.events
