@@ -7,6 +7,7 @@ import pyarrow as pa
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))     # bench/_cpu.py
 
 N_KEYS = 10_000_000
 

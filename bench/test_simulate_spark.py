@@ -26,11 +26,13 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import functools
 import os
 import sys
 import time
 
 import pytest
+from _cpu import tree_cpu
 
 from hzfast.cli import build_parser
 from hzfast.cli.simulate import cmd_simulate
@@ -64,40 +66,6 @@ def spark():
     session.stop()
 
 
-_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-
-
-def _tree_cpu() -> float:
-    """CPU seconds used so far by this process and its living descendants (the Spark JVM
-    and its Python workers), with the exited ones their parents waited for: utime + stime +
-    cutime + cstime of every process in the tree. A process that exits unwaited-for (a
-    Python worker of a daemon Spark stopped) takes its seconds away: measure over spans in
-    which the tree lives (one sweep). Linux only; 0.0 elsewhere."""
-    if not os.path.isdir("/proc/self"):
-        return 0.0
-    parent, cpu = {}, {}
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open(f"/proc/{d}/stat") as f:
-                st = f.read()
-        except OSError:
-            continue
-        fields = st[st.rindex(")") + 2:].split()
-        parent[int(d)] = int(fields[1])
-        cpu[int(d)] = sum(int(x) for x in fields[11:15])
-    children: dict[int, list[int]] = {}
-    for pid, pp in parent.items():
-        children.setdefault(pp, []).append(pid)
-    total, stack = 0, [os.getpid()]
-    while stack:
-        pid = stack.pop()
-        total += cpu.get(pid, 0)
-        stack.extend(children.get(pid, ()))
-    return total / _TICK
-
-
 def _own_cpu() -> float:
     """CPU seconds of this process and of the children it has waited for."""
     t = os.times()
@@ -127,7 +95,7 @@ def _sweep(engine: str, n: int, spark, out, cpu: list | None = None,
     buf = io.StringIO()
     # --jobs: this process and its workers, waited for when the sweep ends (os.times);
     # --spark: the living tree (the JVM and its Python workers, which outlive a sweep)
-    clock = _own_cpu if engine == "jobs" else _tree_cpu
+    clock = _own_cpu if engine == "jobs" else functools.partial(tree_cpu, waited=True)
     c = clock()
     t = time.perf_counter()
     with contextlib.redirect_stdout(buf):

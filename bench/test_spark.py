@@ -24,6 +24,7 @@ import sys
 
 import pyarrow as pa
 import pytest
+from _cpu import tree_cpu
 
 import hzfast
 import spark_integration as si
@@ -71,46 +72,15 @@ def _noop(df):
     df.write.format("noop").mode("overwrite").save()
 
 
-_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-
-
-def _tree_cpu() -> float:
-    """CPU seconds (user + sys) used so far by this process and its descendants (the Spark
-    JVM and its Python workers). Linux only; 0.0 elsewhere."""
-    if not os.path.isdir("/proc/self"):
-        return 0.0
-    parent, cpu = {}, {}
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open(f"/proc/{d}/stat") as f:
-                st = f.read()
-        except OSError:
-            continue
-        fields = st[st.rindex(")") + 2:].split()
-        parent[int(d)] = int(fields[1])
-        cpu[int(d)] = int(fields[11]) + int(fields[12])
-    children = {}
-    for pid, pp in parent.items():
-        children.setdefault(pp, []).append(pid)
-    total, stack = 0, [os.getpid()]
-    while stack:
-        pid = stack.pop()
-        total += cpu.get(pid, 0)
-        stack.extend(children.get(pid, ()))
-    return total / _TICK
-
-
 def _run(benchmark, df, n):
     """Time the noop write; also record the CPU seconds of the Spark process tree per round
     (extra_info["cpu_s"]): on a shared machine CPU time is far steadier than wall time."""
     cpu = []
 
     def once():
-        c0 = _tree_cpu()
+        c0 = tree_cpu()
         _noop(df)
-        cpu.append(_tree_cpu() - c0)
+        cpu.append(tree_cpu() - c0)
 
     benchmark.extra_info["rows"] = n
     benchmark.pedantic(once, rounds=2, iterations=1, warmup_rounds=1)
