@@ -301,7 +301,6 @@ class Checker:
                 expected[p] = e_p
         for p, d in read.items():
             n_unexpected += (d & ~data.attempted.get(p, 0)).bit_count()
-        data.expected_lost = expected
         n_expected = why["crashes"]
         n_lost = n_expected + len(bad)
         bad.sort()
@@ -315,10 +314,10 @@ class Checker:
         if n_unexpected:
             self.tl.violation(f"{n_unexpected} entries read that were never written")
         if converged:
-            self._every_replica(self.data_view())
+            self._every_replica(self.data_view(), expected)
         return n_lost, n_expected, n_unexpected, {c: n for c, n in why.items() if n}
 
-    def _every_replica(self, view: list[int]) -> None:
+    def _every_replica(self, view: list[int], expected: dict[int, int]) -> None:
         """Hazelcast's checks of a settled cluster, replica by replica: every replica
         index below ``min(members, 7)`` is held by a live member, every partition's owner
         takes writes, and each partition's
@@ -346,7 +345,7 @@ class Checker:
             if not acked:
                 continue
             row = rows[p]
-            must = acked & ~data.expected_lost.get(p, 0)
+            must = acked & ~expected.get(p, 0)
             holders = sorted(m for m in self.nodes if store[m].get(p))
             if not holders and not must:
                 continue                 # every entry of p was lost with its holders

@@ -27,7 +27,6 @@ cdef class Data:
     cdef public dict lost_to_crashes
     cdef public dict lost_to_few_crashes
     cdef public dict lost_to_clear
-    cdef public dict expected_lost
     cdef public Py_ssize_t write_batches
     cdef public dict write_tries
     cdef public object write_window

@@ -79,7 +79,6 @@ class Data:
         self.lost_to_crashes: dict[int, int] = {}
         self.lost_to_few_crashes: dict[int, int] = {}
         self.lost_to_clear: dict[int, int] = {}
-        self.expected_lost: dict[int, int] = {}
         self.write_batches = 0
         self.write_tries: dict[int, int] = {}
         self.write_window = write_window
