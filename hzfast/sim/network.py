@@ -12,13 +12,50 @@ from dataclasses import dataclass
 from hzfast.protocol import messages as msg
 from hzfast.sim.timeline import MSG, Timeline, randbits
 
-__all__ = ["MESSAGE_TYPES", "FaultPlan", "Network"]
+__all__ = ["MESSAGE_TYPES", "PARTITION_SHAPES", "FaultPlan", "Network", "cut_links"]
 
 #: Every protocol message type, by name (the swarm's filters draw from them).
 MESSAGE_TYPES = tuple(sorted(
     (getattr(msg, n) for n in msg.__all__
      if isinstance(getattr(msg, n), type) and issubclass(getattr(msg, n), msg.Message)
      and getattr(msg, n) is not msg.Message), key=lambda t: t.__name__))
+
+
+#: The network partitions a run draws, as Jepsen's nemeses do (see :func:`cut_links`).
+PARTITION_SHAPES = ("halves", "majority", "bridge", "ring", "one-way")
+
+
+def cut_links(rng: random.Random, members: list[int], shape: str) -> set[tuple[int, int]]:
+    """The directed links ``(from, to)`` a partition of ``shape`` cuts among ``members``
+    (shuffled with ``rng`` first):
+
+    ``halves``    two halves, nothing crosses;
+    ``majority``  a minority (1 .. n/2 members, drawn) cut off from the rest;
+    ``bridge``    two halves that one member (the bridge) still hears and reaches;
+    ``ring``      each member reaches only its two neighbours on a ring;
+    ``one-way``   one half's messages to the other are lost, the other way still works.
+    """
+    ms = list(members)
+    rng.shuffle(ms)
+    n = len(ms)
+    if shape == "halves":
+        a, b = ms[:n // 2], ms[n // 2:]
+    elif shape == "majority":
+        k = rng.randint(1, max(1, n // 2))
+        a, b = ms[:k], ms[k:]
+    elif shape == "bridge":
+        bridge, rest = ms[0], ms[1:]
+        a, b = rest[:len(rest) // 2], rest[len(rest) // 2:]
+        return {(x, y) for x in a for y in b} | {(y, x) for x in a for y in b}
+    elif shape == "ring":
+        near = {(ms[i], ms[(i + d) % n]) for i in range(n) for d in (-1, 0, 1)}
+        return {(x, y) for x in ms for y in ms if (x, y) not in near}
+    elif shape == "one-way":
+        a, b = ms[:n // 2], ms[n // 2:]
+        return {(x, y) for x in a for y in b}
+    else:
+        raise ValueError(f"shape must be one of {PARTITION_SHAPES}, got {shape!r}")
+    return {(x, y) for x in a for y in b} | {(y, x) for x in a for y in b}
 
 
 @dataclass(frozen=True, slots=True)
