@@ -46,10 +46,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import Any
 
 from hzfast.protocol.events import Event, MessageReceived, TimerFired
+from hzfast.protocol.kinds import StrEnum
 from hzfast.protocol.messages import Message
 from hzfast.protocol.outputs import Mark, Output, Send, SetTimer
 

@@ -28,7 +28,6 @@ from typing import Any
 from hzfast.protocol.events import MessageReceived, TimerFired
 from hzfast.protocol.membership import (
     TICK,
-    ListChanged,
     MemberList,
     Membership,
     MembershipConfig,
@@ -37,7 +36,18 @@ from hzfast.protocol.membership import (
 )
 from hzfast.protocol.outputs import Mark, Send, SetTimer
 from hzfast.sim.network import PARTITION_SHAPES, cut_links
-from hzfast.sim.timeline import Timeline
+from hzfast.sim.timeline import (
+    CRASH,
+    HEAL,
+    JOIN,
+    MSG,
+    PARTITION,
+    PAUSE,
+    RESUME,
+    TIMER,
+    UNPARTITION,
+    Timeline,
+)
 
 __all__ = ["MembershipFaults", "MembershipResult", "run_membership"]
 
@@ -46,7 +56,7 @@ LIVENESS_TICKS = 6_000      # faults off: one cluster must form within this
 CHECK_EVERY = 5
 
 _MSG, _TIMER, _RESUME, _PAUSE, _PART, _UNPART, _CRASH, _JOIN, _HEAL = (
-    "msg", "timer", "resume", "pause", "partition", "unpartition", "crash", "join", "heal")
+    MSG, TIMER, RESUME, PAUSE, PARTITION, UNPARTITION, CRASH, JOIN, HEAL)
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,27 +186,24 @@ class _Run:
         else:
             outs = node.handle(ev, now)
         for o in outs:
-            t = type(o)
-            if t is Send:
+            if isinstance(o, Send):
                 if o.to in self.nodes:
                     self._send(mid, o.to, o.message)
-            elif t is SetTimer:
+            elif isinstance(o, SetTimer):
                 tok = self.timer_tok.get(mid, 0) + 1
                 self.timer_tok[mid] = tok
                 self.tl.push(o.at, _TIMER, (mid, tok))
-            elif t is Mark:
+            elif isinstance(o, Mark):
                 if o.name == MembershipMark.COMMITTED:
                     self._committed(mid, node)
                 if self.trace_on:
                     self.result.trace.append(f"{now} m{mid} {o.name} {o.detail}")
-            elif t is Removed:
+            elif isinstance(o, Removed):
                 self.tl.inject("member_removed")
                 if self.trace_on:
                     self.result.trace.append(f"{now} m{mid} REMOVED {o.reason}")
                 seeds = tuple(m for m in self._live() if m != mid)
                 self.tl.push(now + self.rng.randint(5, 50), _JOIN, seeds)
-            elif t is ListChanged:
-                pass
         self._check_member(mid, node)
 
     def _committed(self, mid: int, node: Membership) -> None:
@@ -208,7 +215,10 @@ class _Run:
         if seen is not None and seen != lst.members and self.cfg.protected:
             self.tl.violation(f"two lists committed at {lst.key}: {seen} and {lst.members}")
         self.committed[lst.key] = lst.members
-        self.newest = max(self.newest, lst.key)
+        if lst.key > self.newest:
+            self.newest = lst.key
+            for m, n in self.nodes.items():   # (a member serves only after an event of
+                self._check_member(m, n)       # its own, checked there, or until now)
         if self.cfg.protected:
             was = self.term_master.setdefault(lst.term, lst.master)
             if was != lst.master:
@@ -309,8 +319,6 @@ class _Run:
                 healed_at = t
             if t >= next_check:
                 next_check = t + CHECK_EVERY
-                for mid, node in list(self.nodes.items()):
-                    self._check_member(mid, node)
                 if healed_at >= 0 and self._one_cluster():
                     self.result.heal_time = t - healed_at
                     break

@@ -35,6 +35,10 @@ class EventKind(StrEnum):
     FILTER = "filter"            #: the swarm filters one message type for a while
     ACTION = "action"            #: a scripted action (an Action)
     HEAL = "heal"                #: the safety phase ends: faults stop
+    PAUSE = "pause"              #: the swarm pauses a member (how long)
+    RESUME = "resume"            #: a paused member resumes (member)
+    PARTITION = "partition"      #: the swarm cuts links (shape, how long)
+    UNPARTITION = "unpartition"  #: the cut links work again
 
 
 # the kinds as module constants: the event loop compares them by identity
@@ -44,6 +48,8 @@ MSG, EFFECT, DONE, WRITE, ARRIVE, TIMER, SYNC_START = (
 VIEW, LEAVE, CRASH, JOIN, CLOG, FILTER, ACTION, HEAL = (
     EventKind.VIEW, EventKind.LEAVE, EventKind.CRASH, EventKind.JOIN, EventKind.CLOG,
     EventKind.FILTER, EventKind.ACTION, EventKind.HEAL)
+PAUSE, RESUME, PARTITION, UNPARTITION = (
+    EventKind.PAUSE, EventKind.RESUME, EventKind.PARTITION, EventKind.UNPARTITION)
 
 MAX_VIOLATIONS = 50              # a broken run reports its first 50
 
