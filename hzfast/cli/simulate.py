@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from hzfast.cli._errors import UserError, int_within
 from hzfast.cli._output import add_json_flag, busy, emit, human_count, kv_table
+from hzfast.cli.simulate_membership import min_cluster_size, run_membership_sweep
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -83,6 +84,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("-j", "--jobs", type=_positive, default=1,
                    help="worker processes (seeds run in chunks; same results for any count; "
                         "one process where fork is not available)")
+    p.add_argument("--membership", action="store_true",
+                   help="simulate membership alone under pauses, partitions, crashes and "
+                        "joins (docs/design.md §13.4)")
+    p.add_argument("--min-cluster-size", type=min_cluster_size, default="majority",
+                   help="with --membership: split-brain protection, 'majority' (default), "
+                        "'none' or a member count")
     p.set_defaults(func=cmd_simulate)
 
 
@@ -101,6 +108,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     """
     from hzfast import sim
 
+    if getattr(args, "membership", False):
+        return run_membership_sweep(args)
     if args.trace and args.seeds != 1 and args.scenario is None:
         raise UserError("--trace: prints one run; use it with --seeds 1")
     if args.partitions < 1:

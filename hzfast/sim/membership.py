@@ -349,7 +349,7 @@ class _Run:
                    for m in live)
 
 
-def run_membership(seed: int, *, members: int = 5,
+def run_membership(seed: int, *, members: int = 4,
                    min_cluster_size: int | str | None = "majority",
                    faults: str | MembershipFaults = "swarm",
                    config: MembershipConfig | None = None,
@@ -361,7 +361,8 @@ def run_membership(seed: int, *, members: int = 5,
     seed : int
         Everything derives from it.
     members : int
-        The founding members (in swarm mode, drawn in ``[3, members + 2]``).
+        The founding members (in swarm mode, drawn in ``[3, members + 2]``; 4 as in
+        :func:`hzfast.sim.run`).
     min_cluster_size : int, "majority" or None
         Split-brain protection (ignored when ``config`` is given).
     faults : "swarm", "none" or MembershipFaults

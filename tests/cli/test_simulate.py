@@ -124,3 +124,22 @@ def test_the_flags_defaults_are_the_librarys() -> None:
         params = inspect.signature(fn).parameters
         for _, name, default in table:
             assert params[name].default == default, (fn.__name__, name)
+
+
+def test_membership_seeds_json_matches_the_library() -> None:
+    from hzfast.sim.membership import run_membership
+
+    p = _run("--membership", "--seeds", "8", "--seed-start", "30", "--json")
+    assert p.returncode == 0, p.stderr
+    d = json.loads(p.stdout)
+    runs = [run_membership(s) for s in range(30, 38)]
+    assert d["seeds"] == 8 and d["passed"] == 8 and d["min_cluster_size"] == "majority"
+    assert d["lists_committed"] == sum(r.lists_committed for r in runs)
+    assert d["pauses"] == sum(r.injected.get("member_paused", 0) for r in runs)
+    j = _run("--membership", "--seeds", "120", "--seed-start", "30", "-j", "2", "--json")
+    s = _run("--membership", "--seeds", "120", "--seed-start", "30", "--json")
+    dj, ds = json.loads(j.stdout), json.loads(s.stdout)
+    assert {k: v for k, v in dj.items() if k != "seconds"} == \
+        {k: v for k, v in ds.items() if k != "seconds"}
+    bad = _run("--membership", "--min-cluster-size", "x")
+    assert bad.returncode == 2 and "--min-cluster-size" in bad.stderr

@@ -80,12 +80,12 @@ def marks(outs: list[Any], name: str) -> list[Mark]:
 
 # ---------------------------------------------------------------------------- settings
 @pytest.mark.parametrize("kw,needle", [
-    (dict(heartbeat_interval=0), "heartbeat_interval"),
-    (dict(heartbeat_timeout=True), "heartbeat_timeout"),
-    (dict(heartbeat_interval=10, heartbeat_timeout=30), "4 heartbeat intervals"),
-    (dict(min_cluster_size=0), "min_cluster_size"),
-    (dict(min_cluster_size="most"), "min_cluster_size"),
-    (dict(proposal_timeout=-1), "proposal_timeout"),
+    ({"heartbeat_interval": 0}, "heartbeat_interval"),
+    ({"heartbeat_timeout": True}, "heartbeat_timeout"),
+    ({"heartbeat_interval": 10, "heartbeat_timeout": 30}, "4 heartbeat intervals"),
+    ({"min_cluster_size": 0}, "min_cluster_size"),
+    ({"min_cluster_size": "most"}, "min_cluster_size"),
+    ({"proposal_timeout": -1}, "proposal_timeout"),
 ])
 def test_bad_settings_name_the_field(kw: dict[str, Any], needle: str) -> None:
     with pytest.raises(ValueError, match=needle):
