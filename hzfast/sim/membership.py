@@ -228,7 +228,7 @@ class _Run:
         committed list."""
         if not self.cfg.protected or mid in self.paused or node.removed:
             return
-        if node.may_serve(self.tl.now) and mid not in self.committed[self.newest]:
+        if mid not in self.committed[self.newest] and node.may_serve(self.tl.now):
             self.tl.violation(f"m{mid} serves under {node.list.key if node.list else None} "
                               f"while the committed list {self.newest} "
                               f"{self.committed[self.newest]} leaves it out")
