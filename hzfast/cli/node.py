@@ -5,9 +5,10 @@
   secret comes from ``--secret-file`` or ``HZFAST_SECRET_FILE``; without one it listens on
   loopback only (docs/node.md §8).
 - ``cluster up -n 4`` generates a cluster secret (mode 0600, in the members' folder,
-  deleted when they stop), starts member processes on 127.0.0.1 and shows the live status
-  until Ctrl-C, then stops them by PID; ``--detach`` leaves them running and writes their
-  PIDs and ports to a state file, which ``cluster status`` and ``cluster down`` read.
+  deleted when they stop), starts member processes on 127.0.0.11, .12, ... (one loopback
+  address each) and shows the live status until Ctrl-C, then stops them by PID;
+  ``--detach`` leaves them running and writes their PIDs, addresses and ports to a state
+  file, which ``cluster status`` and ``cluster down`` read.
 - ``cluster status`` shows members, table stamps, states and migrations in flight (a live
   view on a terminal; ``--once`` or ``--json`` print one snapshot).
 - ``chaos`` runs :func:`hzfast.node.chaos.run_chaos`: writes, joins and kill -9 of member
@@ -125,7 +126,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
     c = subparsers.add_parser("cluster", help="a local cluster of member processes")
     csub = c.add_subparsers(dest="cluster_command", required=True, metavar="ACTION")
-    up = add_json_flag(csub.add_parser("up", help="start members on 127.0.0.1"))
+    up = add_json_flag(csub.add_parser("up", help="start members on 127.0.0.11, 127.0.0.12, ..."))
     up.add_argument("-n", "--members", type=_count(1), default=3, help="members to start")
     up.add_argument("--base-port", type=_PORT, default=5701,
                     help="port of the first member, the others follow (0: any free ports)")
@@ -267,7 +268,7 @@ def cmd_cluster_up(args: argparse.Namespace) -> int:
                 cluster.start_member(join, port=port)
             except RuntimeError as exc:
                 raise UserError(f"--base-port: {exc}") from exc
-        members = [{"member": p.member, "pid": p.pid, "host": "127.0.0.1", "port": p.port,
+        members = [{"member": p.member, "pid": p.pid, "host": p.host, "port": p.port,
                     "log": p.log} for p in cluster.procs]
         if args.detach:
             with open(args.state_file, "w") as f:

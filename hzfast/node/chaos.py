@@ -1,8 +1,8 @@
 """Local clusters of member processes, and the kill -9 chaos test (docs/node.md §5).
 
-:class:`LocalCluster` starts ``hzfast node`` processes on 127.0.0.1, learns each one's
-port from its ready line, kills them with SIGKILL and stops every process it started by
-PID (also when the caller fails). :func:`run_chaos` writes entries through a
+:class:`LocalCluster` starts ``hzfast node`` processes, each on a loopback address of
+its own (127.0.0.11, 127.0.0.12, ...), learns each one's port from its ready line, kills
+them with SIGKILL and stops every process it started by PID (also when the caller fails). :func:`run_chaos` writes entries through a
 :class:`~hzfast.node.Client` while members join and are killed mid-migration (never more
 at once than ``backups``, and the cluster settles between kills), then reads every
 acknowledged key back. Every wait is bounded in time.
@@ -45,10 +45,11 @@ class Process:
     port: int
     popen: subprocess.Popen[bytes] = field(repr=False)
     log: str = ""
+    host: str = "127.0.0.1"
 
     @property
     def address(self) -> tuple[str, int]:
-        return ("127.0.0.1", self.port)
+        return (self.host, self.port)
 
     @property
     def alive(self) -> bool:
@@ -71,8 +72,18 @@ def remove_logs(folder: str) -> bool:
     return not os.path.exists(folder)
 
 
+def host_prefix(private: bool = False) -> str:
+    """The first three octets of a :class:`LocalCluster`'s member addresses:
+    ``"127.0.0."``, or with ``private`` a ``127.a.b.`` of this process's own (``a`` from
+    1, so never ``127.0.0.``; from its PID), so that a partition of its members never
+    touches another process's local cluster."""
+    pid = os.getpid()
+    return f"127.{1 + (pid >> 8) % 255}.{pid & 255}." if private else "127.0.0."
+
+
 class LocalCluster:
-    """Member processes on 127.0.0.1 (a context manager that stops them all).
+    """Member processes, each on a loopback address of its own (a context manager that
+    stops them all).
 
     Parameters
     ----------
@@ -97,6 +108,11 @@ class LocalCluster:
         the same certificate.
     extra_flags : list of str
         More ``hzfast node`` flags for every member.
+    host_prefix : str
+        The ``n``-th member started listens on, and connects to other members from,
+        ``host_prefix + str(10 + n)`` (127.0.0.11, 127.0.0.12, ...), so that
+        :class:`hzfast.node.nemesis.Partition` can cut one member from another by
+        address; it must be ``127.a.b.`` (loopback). ``""``: every member on 127.0.0.1.
     """
 
     def __init__(self, *, partitions: int = 271, backups: int = 1,
@@ -105,7 +121,13 @@ class LocalCluster:
                  log_dir: str | None = None, log_level: str = "WARNING",
                  link_delay_ms: int = 0, cluster_name: str = "hzfast",
                  secret_file: str | None = None, tls: tuple[str, str, str] | None = None,
-                 extra_flags: list[str] | None = None) -> None:
+                 extra_flags: list[str] | None = None,
+                 host_prefix: str = "127.0.0.") -> None:
+        m = re.fullmatch(r"127\.([0-9]{1,3})\.([0-9]{1,3})\.", host_prefix)
+        if host_prefix and (m is None or max(int(m[1]), int(m[2])) > 255):
+            raise ValueError(f"host_prefix must be '127.a.b.' (a loopback prefix) or '', "
+                             f"got {host_prefix!r}")
+        self.host_prefix = host_prefix
         self.flags = ["--partitions", str(partitions), "--backups", str(backups),
                       "--max-parallel-migrations", str(max_parallel_migrations),
                       "--design", design, "--heartbeat-ms", str(heartbeat_ms),
@@ -150,18 +172,29 @@ class LocalCluster:
     def live(self) -> list[Process]:
         return [p for p in self.procs if p.alive]
 
+    def host(self, n: int) -> str:
+        """The address of the ``n``-th member started (from 1)."""
+        if not self.host_prefix:
+            return "127.0.0.1"
+        if not 1 <= n <= 244:
+            raise ValueError(f"a local cluster has addresses for 244 members, not {n}")
+        return f"{self.host_prefix}{10 + n}"
+
     def start_member(self, join: tuple[str, int] | None = None, *, port: int = 0,
                      wait: float = 30.0) -> Process:
-        """Start one member (joining ``join``) and wait for its ready line.
+        """Start one member (joining ``join``) on its own address and wait for its
+        ready line.
 
         Raises
         ------
         RuntimeError
             The process exited or printed nothing within ``wait`` seconds (it is killed).
         """
+        host = self.host(self._n + 1)
         self._n += 1
         log = os.path.join(self.log_dir, f"member-{self._n}.log")
-        cmd = [sys.executable, "-m", "hzfast", "node", "--port", str(port), *self.flags]
+        cmd = [sys.executable, "-m", "hzfast", "node", "--host", host, "--port", str(port),
+               *self.flags]
         if join is not None:
             cmd += ["--join", f"{join[0]}:{join[1]}"]
         with open(log, "ab") as err:
@@ -181,7 +214,8 @@ class LocalCluster:
             line += chunk
         try:
             info = json.loads(line.decode())
-            proc = Process(int(info["member"]), popen.pid, int(info["port"]), popen, log)
+            proc = Process(int(info["member"]), popen.pid, int(info["port"]), popen, log,
+                           host)
         except (ValueError, KeyError):
             _stop(popen)
             with open(log, "rb") as f:
