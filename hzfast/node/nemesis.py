@@ -30,7 +30,7 @@ import subprocess
 import time
 from collections.abc import Iterable, Sequence
 
-__all__ = ["CHAIN_PREFIX", "NemesisError", "Partition", "Pause", "SHAPES", "check_target",
+__all__ = ["CHAIN_PREFIX", "SHAPES", "NemesisError", "Partition", "Pause", "check_target",
            "remove_stale_chains"]
 
 #: The prefix of every chain a :class:`Partition` makes.
@@ -41,7 +41,7 @@ SHAPES = ("halves", "majority", "bridge", "ring", "one-way")
 
 _LOOPBACK = ipaddress.ip_network("127.0.0.0/8")
 _SHARED = ipaddress.ip_address("127.0.0.1")
-_CHAIN_RE = re.compile(r"^-N (HZFAST-([0-9]+)-[0-9]+)$", re.M)
+_CHAIN_RE = re.compile(r"^-N (HZFAST-([0-9]+)-[0-9]+)$", re.MULTILINE)
 _count = itertools.count(1)
 
 
