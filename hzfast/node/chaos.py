@@ -487,7 +487,8 @@ async def run_chaos(*, members: int = 4, entries: int = 20_000, kills: int = 3, 
                     raise RuntimeError(why) from None
                 out["unsettled"].append(why)
             why = await _wait_settled(client, cluster, seen,
-                                      settle_timeout if strict else min(settle_timeout, 15.0))
+                                      settle_timeout if strict else min(settle_timeout,
+                                                                        heal_timeout))
             ok = not why
             if why:
                 out["unsettled"].append(f"at the end: {why}")
