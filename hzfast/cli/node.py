@@ -185,7 +185,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     ch.add_argument("--kills", type=_count(0), default=3,
                     help="members killed (one at a time, each after a join); with --nemesis "
                          "other than kill: the fault rounds, unless --faults")
-    ch.add_argument("--nemesis", type=_nemeses, default=("kill",), metavar="KIND[,KIND...]",
+    ch.add_argument("--nemesis", type=_nemeses, default="kill", metavar="KIND[,KIND...]",
                     help="the faults, taken in turn: kill (SIGKILL after a join), pause "
                          "(SIGSTOP/SIGCONT), partition (iptables rules between the members' "
                          "own 127.x addresses; needs root and iptables)")
