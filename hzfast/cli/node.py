@@ -541,7 +541,7 @@ def cmd_chaos(args: argparse.Namespace) -> int:
             pause_seconds=args.pause_seconds, partition_shape=args.partition_shape,
             partition_seconds=args.partition_seconds, heal_timeout=args.heal_timeout))
     except ValueError as exc:          # a partition shape that needs more members, say
-        raise UserError(f"--partition-shape/--pause-members: {exc}") from exc
+        raise UserError(f"--partition-shape: {exc}") from exc
     except (RuntimeError, ConnectionError, ClientError) as exc:
         raise UserError(f"the run failed: {exc}", status=1) from exc
     emit(args, out, _render_chaos)
