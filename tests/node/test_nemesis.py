@@ -289,6 +289,8 @@ def test_members_listen_and_connect_from_their_own_address() -> None:
         while asyncio.run(views(lc)) != {1: [1, 2], 2: [1, 2]} and time.monotonic() < end:
             time.sleep(0.1)
         assert asyncio.run(views(lc)) == {1: [1, 2], 2: [1, 2]}
+        links = _tcp_links()           # member 2's connection to member 1 comes from .12
+        assert any(src == b.host and dst == a.address for src, dst in links), links
         with Partition.groups([[a.host], [b.host]]):
             end = time.monotonic() + 20
             while asyncio.run(views(lc)) != {1: [1], 2: [2]} and time.monotonic() < end:
@@ -299,6 +301,20 @@ def test_members_listen_and_connect_from_their_own_address() -> None:
     for pid in pids:
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
+
+
+def _tcp_links() -> list[tuple[str, tuple[str, int]]]:
+    """The established IPv4 connections on this machine: (local address, (remote, port))."""
+    def addr(text: str) -> tuple[str, int]:
+        ip, port = text.split(":")
+        return socket.inet_ntoa(bytes.fromhex(ip)[::-1]), int(port, 16)
+    out = []
+    with open("/proc/net/tcp") as f:
+        for line in f.readlines()[1:]:
+            cols = line.split()
+            if cols[3] == "01":
+                out.append((addr(cols[1])[0], addr(cols[2])))
+    return out
 
 
 def test_local_cluster_addresses() -> None:
