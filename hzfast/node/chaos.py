@@ -1,11 +1,12 @@
-"""Local clusters of member processes, and the kill -9 chaos test (docs/node.md §5).
+"""Local clusters of member processes, and the chaos test (docs/node.md §5).
 
 :class:`LocalCluster` starts ``hzfast node`` processes, each on a loopback address of
 its own (127.0.0.11, 127.0.0.12, ...), learns each one's port from its ready line, kills
-them with SIGKILL and stops every process it started by PID (also when the caller fails). :func:`run_chaos` writes entries through a
-:class:`~hzfast.node.Client` while members join and are killed mid-migration (never more
-at once than ``backups``, and the cluster settles between kills), then reads every
-acknowledged key back. Every wait is bounded in time.
+them with SIGKILL and stops every process it started by PID (also when the caller fails).
+:func:`run_chaos` writes entries through a :class:`~hzfast.node.Client` while members
+join and are killed mid-migration (never more at once than ``backups``, and the cluster
+settles between kills), or are paused or partitioned (:mod:`hzfast.node.nemesis`), then
+reads every acknowledged key back. Every wait is bounded in time.
 """
 from __future__ import annotations
 
