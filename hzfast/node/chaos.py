@@ -479,10 +479,12 @@ async def run_chaos(*, members: int = 4, entries: int = 20_000, kills: int = 3, 
             if nemesis != ("kill",):
                 await asyncio.sleep(3.0)      # writes on the healed (or split) cluster
                 stop.set()
-            try:                          # (the legacy design may leave writes hanging)
-                await asyncio.wait_for(wtask, settle_timeout)
+            # (the legacy design, or a split, may leave writes hanging)
+            grace = settle_timeout if nemesis == ("kill",) else min(settle_timeout, heal_timeout)
+            try:
+                await asyncio.wait_for(wtask, grace)
             except asyncio.TimeoutError:
-                why = (f"the writer was stopped {settle_timeout:g} s after the last fault: "
+                why = (f"the writer was stopped {grace:g} s after the last fault: "
                        f"writes still waiting for a partition owner are not acknowledged")
                 if strict:
                     raise RuntimeError(why) from None
