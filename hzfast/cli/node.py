@@ -5,9 +5,10 @@
   secret comes from ``--secret-file`` or ``HZFAST_SECRET_FILE``; without one it listens on
   loopback only (docs/node.md §8).
 - ``cluster up -n 4`` generates a cluster secret (mode 0600, in the members' folder,
-  deleted when they stop), starts member processes on 127.0.0.1 and shows the live status
-  until Ctrl-C, then stops them by PID; ``--detach`` leaves them running and writes their
-  PIDs and ports to a state file, which ``cluster status`` and ``cluster down`` read.
+  deleted when they stop), starts member processes on 127.0.0.11, .12, ... (one loopback
+  address each) and shows the live status until Ctrl-C, then stops them by PID;
+  ``--detach`` leaves them running and writes their PIDs, addresses and ports to a state
+  file, which ``cluster status`` and ``cluster down`` read.
 - ``cluster status`` shows members, table stamps, states and migrations in flight (a live
   view on a terminal; ``--once`` or ``--json`` print one snapshot).
 - ``chaos`` runs :func:`hzfast.node.chaos.run_chaos`: writes, joins and kill -9 of member
@@ -52,6 +53,31 @@ def _count(low: int) -> Any:
 
 
 _PORT = int_within(0, 65535)
+
+
+SHAPES = ("halves", "majority", "bridge", "ring", "one-way")   # hzfast.node.nemesis.SHAPES
+NEMESES = ("kill", "pause", "partition")                     # hzfast.node.chaos.NEMESES
+
+
+def _nemeses(text: str) -> tuple[str, ...]:
+    kinds = tuple(k.strip() for k in text.split(","))
+    bad = [k for k in kinds if k not in NEMESES]
+    if bad or not kinds:
+        raise argparse.ArgumentTypeError(f"{text!r}: each kind must be one of "
+                                         f"{', '.join(NEMESES)}")
+    if len(set(kinds)) != len(kinds):
+        raise argparse.ArgumentTypeError(f"{text!r} names a kind twice")
+    return kinds
+
+
+def _seconds(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 < v <= 3600:
+        raise argparse.ArgumentTypeError(f"{v:g} is not in (0, 3600] seconds")
+    return v
 
 
 def _address(text: str) -> tuple[str, int]:
@@ -125,7 +151,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
     c = subparsers.add_parser("cluster", help="a local cluster of member processes")
     csub = c.add_subparsers(dest="cluster_command", required=True, metavar="ACTION")
-    up = add_json_flag(csub.add_parser("up", help="start members on 127.0.0.1"))
+    up = add_json_flag(csub.add_parser("up", help="start members on 127.0.0.11, 127.0.0.12, ..."))
     up.add_argument("-n", "--members", type=_count(1), default=3, help="members to start")
     up.add_argument("--base-port", type=_PORT, default=5701,
                     help="port of the first member, the others follow (0: any free ports)")
@@ -157,11 +183,27 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     ch.add_argument("--members", type=_count(2), default=4, help="members at start")
     ch.add_argument("--entries", type=_count(0), default=20_000, help="entries written")
     ch.add_argument("--kills", type=_count(0), default=3,
-                    help="members killed (one at a time, each after a join)")
+                    help="members killed (one at a time, each after a join); with --nemesis "
+                         "other than kill: the fault rounds, unless --faults")
+    ch.add_argument("--nemesis", type=_nemeses, default="kill", metavar="KIND[,KIND...]",
+                    help="the faults, taken in turn: kill (SIGKILL after a join), pause "
+                         "(SIGSTOP/SIGCONT), partition (iptables rules between the members' "
+                         "own 127.x addresses; needs root and iptables)")
+    ch.add_argument("--faults", type=_count(0), default=None,
+                    help="fault rounds (default: --kills)")
+    ch.add_argument("--pause-members", type=_count(1), default=1,
+                    help="members each pause stops (with --target master: the master first)")
+    ch.add_argument("--pause-seconds", type=_seconds, default=5.0, help="how long a pause lasts")
+    ch.add_argument("--partition-shape", choices=SHAPES, default="majority",
+                    help="how a partition cuts the members (Jepsen's shapes)")
+    ch.add_argument("--partition-seconds", type=_seconds, default=5.0,
+                    help="how long a partition lasts")
+    ch.add_argument("--heal-timeout", type=_seconds, default=30.0,
+                    help="how long to wait, after a pause or partition, for one member list")
     ch.add_argument("--seed", type=_count(0), default=0, help="seed of the kill choices")
     ch.add_argument("--target", choices=("random", "master", "joiner"), default="random",
                     help="whom each kill hits: a random member, the master, or the member "
-                         "that just joined")
+                         "that just joined (a pause: master or random members)")
     ch.add_argument("--kill-after-commits", type=_count(0), default=0,
                     help="wait for this many committed migrations after each join before "
                          "the kill (default: kill as soon as migrations are active)")
@@ -267,7 +309,7 @@ def cmd_cluster_up(args: argparse.Namespace) -> int:
                 cluster.start_member(join, port=port)
             except RuntimeError as exc:
                 raise UserError(f"--base-port: {exc}") from exc
-        members = [{"member": p.member, "pid": p.pid, "host": "127.0.0.1", "port": p.port,
+        members = [{"member": p.member, "pid": p.pid, "host": p.host, "port": p.port,
                     "log": p.log} for p in cluster.procs]
         if args.detach:
             with open(args.state_file, "w") as f:
@@ -473,6 +515,9 @@ def cmd_chaos(args: argparse.Namespace) -> int:
     from hzfast.node.chaos import run_5444, run_chaos
     from hzfast.node.client import ClientError
     say = (lambda text: print(text, file=sys.stderr, flush=True)) if not args.json else None
+    if args.pause_members > args.members:
+        raise UserError(f"--pause-members: {args.pause_members} is more than --members "
+                        f"{args.members}")
     if args.scenario is None and args.backups >= args.members:
         raise UserError(f"-b/--backups: {args.backups} backups need at least "
                         f"{args.backups + 1} members (--members {args.members}): a write is "
@@ -491,7 +536,12 @@ def cmd_chaos(args: argparse.Namespace) -> int:
             design=args.design, partitions=args.partitions, backups=args.backups,
             max_parallel_migrations=args.max_parallel_migrations,
             value_bytes=args.value_bytes, target=args.target,
-            kill_after_commits=args.kill_after_commits, progress=say))
+            kill_after_commits=args.kill_after_commits, progress=say,
+            nemesis=args.nemesis, faults=args.faults, pause_members=args.pause_members,
+            pause_seconds=args.pause_seconds, partition_shape=args.partition_shape,
+            partition_seconds=args.partition_seconds, heal_timeout=args.heal_timeout))
+    except ValueError as exc:          # a partition shape that needs more members, say
+        raise UserError(f"--partition-shape: {exc}") from exc
     except (RuntimeError, ConnectionError, ClientError) as exc:
         raise UserError(f"the run failed: {exc}", status=1) from exc
     emit(args, out, _render_chaos)
@@ -505,6 +555,13 @@ def _render_chaos(con: Console, d: dict[str, Any]) -> None:
                                   f"{human_count(d['entries'])}")),
         ("entries lost", human_count(d["entries_lost"])),
         ("kills / joins", f"{d['kills']} / {d['joins']}"),
+        *([("pauses / partitions", f"{d['pauses']} / {d['network_partitions']}"),
+           ("splits seen", f"{d['splits_seen']} (at most {d['max_lists']} member lists at once)"),
+           ("heal time", ", ".join("never" if h is None else f"{h} s"
+                                   for h in d["heal_seconds"])),
+           ("final member lists", " | ".join(map(str, d["final_lists"]))),
+           ("lost by kind", ", ".join(f"{k} {v}" for k, v in d["lost_by_kind"].items()))]
+          if d.get("faults_log") else []),
         ("killed", ", ".join(f"m{k['member']} ({k['role']}, {k['active_migrations']} active)"
                              for k in d["killed"]) or "none"),
         ("migrations committed / failed",

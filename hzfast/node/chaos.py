@@ -1,11 +1,12 @@
-"""Local clusters of member processes, and the kill -9 chaos test (docs/node.md §5).
+"""Local clusters of member processes, and the chaos test (docs/node.md §5).
 
-:class:`LocalCluster` starts ``hzfast node`` processes on 127.0.0.1, learns each one's
-port from its ready line, kills them with SIGKILL and stops every process it started by
-PID (also when the caller fails). :func:`run_chaos` writes entries through a
-:class:`~hzfast.node.Client` while members join and are killed mid-migration (never more
-at once than ``backups``, and the cluster settles between kills), then reads every
-acknowledged key back. Every wait is bounded in time.
+:class:`LocalCluster` starts ``hzfast node`` processes, each on a loopback address of
+its own (127.0.0.11, 127.0.0.12, ...), learns each one's port from its ready line, kills
+them with SIGKILL and stops every process it started by PID (also when the caller fails).
+:func:`run_chaos` writes entries through a :class:`~hzfast.node.Client` while members
+join and are killed mid-migration (never more at once than ``backups``, and the cluster
+settles between kills), or are paused or partitioned (:mod:`hzfast.node.nemesis`), then
+reads every acknowledged key back. Every wait is bounded in time.
 """
 from __future__ import annotations
 
@@ -21,19 +22,24 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from hzfast.node import auth
 from hzfast.node.client import Client, ClientError
+from hzfast.node.nemesis import Partition, Pause
 
-__all__ = ["SECRET_FILE", "TARGETS", "LocalCluster", "Process", "cluster_status", "remove_logs", "run_5444",
-           "run_chaos", "settled"]
+__all__ = ["NEMESES", "SECRET_FILE", "TARGETS", "LocalCluster", "Process", "cluster_status",
+           "host_prefix", "one_list", "remove_logs", "run_5444", "run_chaos", "settled"]
 
 #: Whom :func:`run_chaos` kills: a random live member, the master, or the member that
 #: just joined (Hazelcast's issue #5444: it dies while data is re-replicated to it).
 TARGETS = ("random", "master", "joiner")
+
+#: The faults :func:`run_chaos` injects: SIGKILL (after a join), SIGSTOP/SIGCONT, and an
+#: iptables partition between members' addresses (:mod:`hzfast.node.nemesis`).
+NEMESES = ("kill", "pause", "partition")
 
 
 @dataclass
@@ -45,10 +51,11 @@ class Process:
     port: int
     popen: subprocess.Popen[bytes] = field(repr=False)
     log: str = ""
+    host: str = "127.0.0.1"
 
     @property
     def address(self) -> tuple[str, int]:
-        return ("127.0.0.1", self.port)
+        return (self.host, self.port)
 
     @property
     def alive(self) -> bool:
@@ -71,8 +78,18 @@ def remove_logs(folder: str) -> bool:
     return not os.path.exists(folder)
 
 
+def host_prefix(private: bool = False) -> str:
+    """The first three octets of a :class:`LocalCluster`'s member addresses:
+    ``"127.0.0."``, or with ``private`` a ``127.a.b.`` of this process's own (``a`` from
+    1, so never ``127.0.0.``; from its PID), so that a partition of its members never
+    touches another process's local cluster."""
+    pid = os.getpid()
+    return f"127.{1 + (pid >> 8) % 255}.{pid & 255}." if private else "127.0.0."
+
+
 class LocalCluster:
-    """Member processes on 127.0.0.1 (a context manager that stops them all).
+    """Member processes, each on a loopback address of its own (a context manager that
+    stops them all).
 
     Parameters
     ----------
@@ -97,6 +114,11 @@ class LocalCluster:
         the same certificate.
     extra_flags : list of str
         More ``hzfast node`` flags for every member.
+    host_prefix : str
+        The ``n``-th member started listens on, and connects to other members from,
+        ``host_prefix + str(10 + n)`` (127.0.0.11, 127.0.0.12, ...), so that
+        :class:`hzfast.node.nemesis.Partition` can cut one member from another by
+        address; it must be ``127.a.b.`` (loopback). ``""``: every member on 127.0.0.1.
     """
 
     def __init__(self, *, partitions: int = 271, backups: int = 1,
@@ -105,7 +127,13 @@ class LocalCluster:
                  log_dir: str | None = None, log_level: str = "WARNING",
                  link_delay_ms: int = 0, cluster_name: str = "hzfast",
                  secret_file: str | None = None, tls: tuple[str, str, str] | None = None,
-                 extra_flags: list[str] | None = None) -> None:
+                 extra_flags: list[str] | None = None,
+                 host_prefix: str = "127.0.0.") -> None:
+        m = re.fullmatch(r"127\.([0-9]{1,3})\.([0-9]{1,3})\.", host_prefix)
+        if host_prefix and (m is None or max(int(m[1]), int(m[2])) > 255):
+            raise ValueError(f"host_prefix must be '127.a.b.' (a loopback prefix) or '', "
+                             f"got {host_prefix!r}")
+        self.host_prefix = host_prefix
         self.flags = ["--partitions", str(partitions), "--backups", str(backups),
                       "--max-parallel-migrations", str(max_parallel_migrations),
                       "--design", design, "--heartbeat-ms", str(heartbeat_ms),
@@ -150,18 +178,29 @@ class LocalCluster:
     def live(self) -> list[Process]:
         return [p for p in self.procs if p.alive]
 
+    def host(self, n: int) -> str:
+        """The address of the ``n``-th member started (from 1)."""
+        if not self.host_prefix:
+            return "127.0.0.1"
+        if not 1 <= n <= 244:
+            raise ValueError(f"a local cluster has addresses for 244 members, not {n}")
+        return f"{self.host_prefix}{10 + n}"
+
     def start_member(self, join: tuple[str, int] | None = None, *, port: int = 0,
                      wait: float = 30.0) -> Process:
-        """Start one member (joining ``join``) and wait for its ready line.
+        """Start one member (joining ``join``) on its own address and wait for its
+        ready line.
 
         Raises
         ------
         RuntimeError
             The process exited or printed nothing within ``wait`` seconds (it is killed).
         """
+        host = self.host(self._n + 1)
         self._n += 1
         log = os.path.join(self.log_dir, f"member-{self._n}.log")
-        cmd = [sys.executable, "-m", "hzfast", "node", "--port", str(port), *self.flags]
+        cmd = [sys.executable, "-m", "hzfast", "node", "--host", host, "--port", str(port),
+               *self.flags]
         if join is not None:
             cmd += ["--join", f"{join[0]}:{join[1]}"]
         with open(log, "ab") as err:
@@ -181,7 +220,8 @@ class LocalCluster:
             line += chunk
         try:
             info = json.loads(line.decode())
-            proc = Process(int(info["member"]), popen.pid, int(info["port"]), popen, log)
+            proc = Process(int(info["member"]), popen.pid, int(info["port"]), popen, log,
+                           host)
         except (ValueError, KeyError):
             _stop(popen)
             with open(log, "rb") as f:
@@ -246,6 +286,21 @@ def settled(statuses: list[dict[str, Any] | None], expect: int) -> bool:
             and len({s["stamp"] for s in sts}) == 1)
 
 
+def one_list(statuses: list[dict[str, Any] | None], members: list[int]) -> bool:
+    """Every member answered and each reports the same member list, which is ``members``
+    (in some order): one cluster."""
+    if not statuses or any(s is None for s in statuses):
+        return False
+    views = {tuple(m[0] for m in s["members"]) for s in statuses if s is not None}
+    return len(views) == 1 and sorted(next(iter(views))) == sorted(members)
+
+
+def _views(statuses: list[dict[str, Any] | None]) -> list[list[int]]:
+    """The distinct member lists the answering members report (sorted ids)."""
+    got = {tuple(sorted(m[0] for m in s["members"])) for s in statuses if s is not None}
+    return [list(v) for v in sorted(got, key=lambda v: (-len(v), v))]
+
+
 def _describe(statuses: list[dict[str, Any] | None]) -> str:
     return "; ".join("?" if s is None else
                      f"m{s['member']} {s['state']} view {[m[0] for m in s['members']]} "
@@ -298,51 +353,91 @@ async def run_chaos(*, members: int = 4, entries: int = 20_000, kills: int = 3, 
                     max_parallel_migrations: int = 10, value_bytes: int = 100,
                     suspect_ms: int = 2500, settle_timeout: float | None = None,
                     target: str = "random", kill_after_commits: int = 0,
-                    progress: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """The chaos test: write, join and kill -9 members mid-migration, read back.
+                    progress: Callable[[str], None] | None = None,
+                    nemesis: Sequence[str] = ("kill",), faults: int | None = None,
+                    pause_members: int = 1, pause_seconds: float = 5.0,
+                    partition_shape: str = "majority", partition_seconds: float = 5.0,
+                    heal_timeout: float = 30.0) -> dict[str, Any]:
+    """The chaos test: write while faults hit the members, then read every acknowledged
+    entry back.
 
-    Each kill follows a join: the joiner starts, the kill waits (up to 5 s; 20 s with
-    ``kill_after_commits``) until some member reports an active migration and the
-    masters committed ``kill_after_commits`` migrations since the join, then SIGKILLs
-    the ``target``, then waits for the cluster to settle before the next join.
+    There are ``faults`` rounds (default: ``kills``), each of the next kind of
+    ``nemesis`` in turn:
+
+    - ``kill``: a member joins; the kill waits (up to 5 s; 20 s with
+      ``kill_after_commits``) until some member reports an active migration and the
+      masters committed ``kill_after_commits`` migrations since the join, then SIGKILLs
+      the ``target``, then waits for the cluster to settle;
+    - ``pause``: SIGSTOP ``pause_members`` members (the master among them when
+      ``target`` is ``"master"``) for ``pause_seconds``, then SIGCONT;
+    - ``partition``: cut the members apart for ``partition_seconds`` with iptables rules
+      of ``partition_shape`` (:data:`hzfast.node.nemesis.SHAPES`), then remove them.
+
+    After a pause or a partition it waits (up to ``heal_timeout`` s) for one member list
+    on every live member (the heal time), then for the cluster to settle; every status
+    poll meanwhile counts the distinct member lists the members report (a split).
+    Members listen on, and connect from, loopback addresses of this process's own
+    (:func:`host_prefix`), so a partition touches no other cluster.
 
     Returns
     -------
     dict
         ``entries_acknowledged``, ``entries_lost`` (acknowledged, then not read back with
-        its value), ``kills``, ``joins``, ``migrations_committed``, ``migrations_failed``,
-        ``final_stamp_agreed``, ``seconds``, and what each kill hit.
+        its value) and both by phase and kind, ``kills``, ``pauses``,
+        ``network_partitions``, ``joins``, ``faults_log``, ``splits_seen``,
+        ``heal_seconds``, ``migrations_committed``, ``migrations_failed``,
+        ``final_stamp_agreed``, ``final_lists``, ``seconds`` (docs/node.md §5).
     """
+    rounds = kills if faults is None else faults
+    nemesis = tuple(nemesis)
     if target not in TARGETS:
         raise ValueError(f"target must be one of {TARGETS}, got {target!r}")
-    if members < 1 or entries < 0 or kills < 0 or value_bytes < 1 or kill_after_commits < 0:
-        raise ValueError("members must be >= 1, entries, kills and kill_after_commits >= 0, "
-                         "value_bytes >= 1")
-    if kills and backups < 1:
+    if not nemesis or len(set(nemesis)) != len(nemesis) or set(nemesis) - set(NEMESES):
+        raise ValueError(f"nemesis must be distinct kinds among {NEMESES}, got {nemesis!r}")
+    if members < 1 or entries < 0 or rounds < 0 or value_bytes < 1 or kill_after_commits < 0:
+        raise ValueError("members must be >= 1, entries, kills, faults and kill_after_commits "
+                         ">= 0, value_bytes >= 1")
+    kill_rounds = sum(1 for i in range(rounds) if nemesis[i % len(nemesis)] == "kill")
+    if kill_rounds and backups < 1:
         raise ValueError("kills need backups >= 1 (with no backup a kill loses its data)")
-    if kills and members < 2:
+    if kill_rounds and members < 2:
         raise ValueError("kills need members >= 2")
+    if not 1 <= pause_members <= members:
+        raise ValueError(f"pause_members must be in 1..members ({members}), got {pause_members}")
+    if min(pause_seconds, partition_seconds, heal_timeout) <= 0:
+        raise ValueError("pause_seconds, partition_seconds and heal_timeout must be > 0")
+    if "partition" in nemesis and rounds:    # the shape fits this many members
+        Partition.shape(partition_shape, [f"127.0.0.{11 + i}" for i in range(members)])
     say = progress or (lambda text: None)
     if settle_timeout is None:     # the legacy design may never settle: do not wait long
         settle_timeout = 90.0 if design == "safe" else 15.0
+    strict = design == "safe" and nemesis == ("kill",)   # else: measured, not required
     rng = random.Random(seed)
     t0 = time.monotonic()
     seen: dict[int, dict[str, Any]] = {}
     out: dict[str, Any] = {"members": members, "design": design, "seed": seed,
                            "partitions": partitions, "backups": backups,
                            "max_parallel_migrations": max_parallel_migrations,
-                           "entries": entries, "kills": 0, "joins": 0, "killed": [],
-                           "unsettled": []}
+                           "entries": entries, "nemesis": list(nemesis), "faults": rounds,
+                           "entries_written": 0,
+                           "kills": 0, "pauses": 0, "network_partitions": 0, "joins": 0,
+                           "killed": [], "faults_log": [], "unsettled": []}
     keys = [f"k{seed}-{i}" for i in range(entries)]
     acked: set[str] = set()
     failed: dict[str, str] = {}
+    batches: list[tuple[float, float, list[str]]] = []     # (sent, answered, acknowledged)
+    windows: list[tuple[float, float]] = []                # a fault's start .. its heal
+    stop = asyncio.Event()
     with LocalCluster(partitions=partitions, backups=backups, design=design,
                       max_parallel_migrations=max_parallel_migrations,
-                      suspect_ms=suspect_ms) as cluster, _logs_named(cluster):
+                      suspect_ms=suspect_ms, host_prefix=host_prefix(private=True)
+                      ) as cluster, _logs_named(cluster):
         first = cluster.start_member()
         for _ in range(members - 1):
             cluster.start_member(first.address)
+        out["pids"] = [p.pid for p in cluster.procs]
         client = cluster.client(deadline=30.0)
+        poller = cluster.client(timeout=1.0, deadline=2.0)   # a paused member: 1 s, not 5
         try:
             why = await _wait_settled(client, cluster, seen, settle_timeout)
             if why:
@@ -351,72 +446,81 @@ async def run_chaos(*, members: int = 4, entries: int = 20_000, kills: int = 3, 
             say(f"{members} members up")
 
             async def writer() -> None:
-                batch = max(1, entries // 40)
-                for lo in range(0, entries, batch):      # spread over the chaos
+                # kills only: about 40 batches spread over the chaos; with pauses or
+                # partitions: smaller batches, on until the last fault is healed
+                batch = max(1, entries // (40 if nemesis == ("kill",) else 200))
+                for lo in range(0, entries, batch):
+                    if stop.is_set():
+                        break
                     part = keys[lo:lo + batch]
+                    out["entries_written"] += len(part)
+                    sent = time.monotonic()
                     ok, bad = await client.put_many([(k, _value(k, value_bytes)) for k in part])
+                    batches.append((sent, time.monotonic(), ok))
                     acked.update(ok)
                     failed.update(bad)
                     await asyncio.sleep(0.05)
 
             wtask = asyncio.get_running_loop().create_task(writer())
-            for i in range(kills):
-                live = cluster.live
-                joiner = cluster.start_member(rng.choice(live).address)
-                client.seeds.append(joiner.address)
-                out["joins"] += 1
-                inflight = 0
-                st: list[dict[str, Any] | None] = []
-                base = sum(s["migrations_committed"] for s in seen.values())
-                end = time.monotonic() + (5.0 if not kill_after_commits else 20.0)
-                while time.monotonic() < end:            # until migrations are under way
-                    st = await _poll(client, cluster.live, seen)
-                    inflight = sum(s["active"] for s in st if s is not None)
-                    done = sum(s["migrations_committed"] for s in seen.values()) - base
-                    if inflight and done >= kill_after_commits:
-                        break
-                    await asyncio.sleep(0.01)
-                master = next((s["master"] for s in st if s is not None), -1)
-                live = cluster.live
-                victim = rng.choice(live)
-                if target == "joiner":
-                    victim = joiner
-                elif target == "master":
-                    victim = next((p for p in live if p.member == master), victim)
-                role = ("master" if victim.member == master
-                        else "joiner" if victim is joiner else "member")
-                cluster.kill(victim)
-                out["kills"] += 1
-                out["killed"].append({"member": victim.member, "role": role,
-                                      "active_migrations": inflight})
-                say(f"kill {i + 1}/{kills}: member {victim.member} ({role}), "
-                    f"{inflight} migrations active")
-                why = await _wait_settled(client, cluster, seen, settle_timeout)
-                if why and design == "safe":
-                    raise RuntimeError(f"the cluster did not settle after kill {i + 1}: {why}")
-                if why:
-                    out["unsettled"].append(f"after kill {i + 1}: {why}")
-            try:                          # (the legacy design may leave writes hanging)
-                await asyncio.wait_for(wtask, settle_timeout)
+            if nemesis != ("kill",):
+                await asyncio.sleep(1.0)      # writes on the whole cluster first
+            for i in range(rounds):
+                kind = nemesis[i % len(nemesis)]
+                if kind == "kill":
+                    await _kill_round(i, rounds, cluster, client, seen, out, rng, target,
+                                      kill_after_commits, settle_timeout, strict, say)
+                else:
+                    await _fault_round(kind, cluster, poller, seen, out, rng, windows,
+                                       target=target, pause_members=pause_members,
+                                       seconds=pause_seconds if kind == "pause"
+                                       else partition_seconds,
+                                       shape=partition_shape, heal_timeout=heal_timeout,
+                                       settle_timeout=settle_timeout, say=say)
+            if nemesis != ("kill",):
+                await asyncio.sleep(3.0)      # writes on the healed (or split) cluster
+                stop.set()
+            # (the legacy design, or a split, may leave writes hanging)
+            grace = settle_timeout if nemesis == ("kill",) else min(settle_timeout, heal_timeout)
+            try:
+                await asyncio.wait_for(wtask, grace)
             except asyncio.TimeoutError:
-                why = (f"the writer was stopped {settle_timeout:g} s after the last kill: "
+                why = (f"the writer was stopped {grace:g} s after the last fault: "
                        f"writes still waiting for a partition owner are not acknowledged")
-                if design == "safe":
+                if strict:
                     raise RuntimeError(why) from None
                 out["unsettled"].append(why)
-            why = await _wait_settled(client, cluster, seen, settle_timeout)
+            why = await _wait_settled(client, cluster, seen,
+                                      settle_timeout if strict else min(settle_timeout,
+                                                                        heal_timeout))
             ok = not why
             if why:
                 out["unsettled"].append(f"at the end: {why}")
-            await client.locate()
+            final = await _poll(client if nemesis == ("kill",) else poller, cluster.live, seen)
+            out["final_lists"] = _views(final)
             say(f"settled: {ok}; reading {len(acked)} acknowledged entries back")
-            got = await client.get_many(sorted(acked))
-            lost = [k for k in acked if got.get(k) != _value(k, value_bytes)]
-            sts = [s for s in await _poll(client, cluster.live, seen) if s is not None]
+            lost, kinds = await _read_back(client, sorted(acked), value_bytes)
+            by_list: dict[str, int] = {}
+            if len(out["final_lists"]) > 1:      # a split: what each side's client reads
+                for view in out["final_lists"]:
+                    side = [p.address for p in cluster.live if p.member in view]
+                    if side:
+                        reader = cluster.client(side, deadline=10.0)
+                        try:
+                            by_list[",".join(map(str, view))] = len(
+                                (await _read_back(reader, sorted(acked), value_bytes))[0])
+                        finally:
+                            reader.close()
+            sts = [s for s in final if s is not None]
+            phase = _phases(batches, windows)
             out.update(
                 entries_acknowledged=len(acked), entries_lost=len(lost),
                 entries_not_acknowledged=entries - len(acked),
-                lost_sample=sorted(lost)[:10],
+                lost_sample=sorted(lost)[:10], lost_by_kind=kinds,
+                acknowledged_by_phase=_count_phases(acked, phase),
+                lost_by_phase=_count_phases(lost, phase), lost_by_list=by_list,
+                splits_seen=sum(1 for f in out["faults_log"] if f["split_seen"]),
+                max_lists=max([1, *(f["max_lists"] for f in out["faults_log"])]),
+                heal_seconds=[f["heal_seconds"] for f in out["faults_log"]],
                 migrations_committed=sum(s["migrations_committed"] for s in seen.values()),
                 migrations_failed=sum(s["migrations_failed"] for s in seen.values()),
                 final_stamp_agreed=ok and len({s["stamp"] for s in sts}) == 1
@@ -424,9 +528,178 @@ async def run_chaos(*, members: int = 4, entries: int = 20_000, kills: int = 3, 
                 final_members=len(cluster.live),
                 client_retries=client.stats["retries"])
         finally:
+            stop.set()
             client.close()
+            poller.close()
     out["seconds"] = round(time.monotonic() - t0, 3)
     return out
+
+
+async def _kill_round(i: int, rounds: int, cluster: LocalCluster, client: Client,
+                      seen: dict[int, dict[str, Any]], out: dict[str, Any], rng: random.Random,
+                      target: str, kill_after_commits: int, settle_timeout: float,
+                      strict: bool, say: Callable[[str], None]) -> None:
+    """A join, then a SIGKILL mid-migration, then a wait for the cluster to settle."""
+    live = cluster.live
+    joiner = cluster.start_member(rng.choice(live).address)
+    out["pids"].append(joiner.pid)
+    client.seeds.append(joiner.address)
+    out["joins"] += 1
+    inflight = 0
+    st: list[dict[str, Any] | None] = []
+    base = sum(s["migrations_committed"] for s in seen.values())
+    end = time.monotonic() + (5.0 if not kill_after_commits else 20.0)
+    while time.monotonic() < end:            # until migrations are under way
+        st = await _poll(client, cluster.live, seen)
+        inflight = sum(s["active"] for s in st if s is not None)
+        done = sum(s["migrations_committed"] for s in seen.values()) - base
+        if inflight and done >= kill_after_commits:
+            break
+        await asyncio.sleep(0.01)
+    master = next((s["master"] for s in st if s is not None), -1)
+    live = cluster.live
+    victim = rng.choice(live)
+    if target == "joiner":
+        victim = joiner
+    elif target == "master":
+        victim = next((p for p in live if p.member == master), victim)
+    role = ("master" if victim.member == master
+            else "joiner" if victim is joiner else "member")
+    cluster.kill(victim)
+    out["kills"] += 1
+    out["killed"].append({"member": victim.member, "role": role,
+                          "active_migrations": inflight})
+    say(f"kill {i + 1}/{rounds}: member {victim.member} ({role}), "
+        f"{inflight} migrations active")
+    why = await _wait_settled(client, cluster, seen, settle_timeout)
+    if why and strict:
+        raise RuntimeError(f"the cluster did not settle after kill {i + 1}: {why}")
+    if why:
+        out["unsettled"].append(f"after kill {i + 1}: {why}")
+
+
+async def _fault_round(kind: str, cluster: LocalCluster, poller: Client,
+                       seen: dict[int, dict[str, Any]], out: dict[str, Any],
+                       rng: random.Random, windows: list[tuple[float, float]], *,
+                       target: str, pause_members: int, seconds: float, shape: str,
+                       heal_timeout: float, settle_timeout: float,
+                       say: Callable[[str], None]) -> None:
+    """A pause or a partition for ``seconds``, then the wait for one member list (the
+    heal) and for a settled cluster; splits are counted on every poll."""
+    live = cluster.live
+    st = await _poll(poller, live, seen)
+    master = next((s["master"] for s in st if s is not None), -1)
+    rec: dict[str, Any] = {"kind": kind, "seconds": seconds, "split_seen": False,
+                           "max_lists": 1, "lists": [], "heal_seconds": None,
+                           "settle_seconds": None}
+    fault: Pause | Partition
+    if kind == "pause":
+        first = [p for p in live if p.member == master] if target == "master" else []
+        rest = [p for p in live if p not in first]
+        victims = first + rng.sample(rest, min(len(rest), pause_members - len(first)))
+        rec["members"] = sorted(p.member for p in victims)
+        rec["master_paused"] = master in rec["members"]
+        fault = Pause([p.pid for p in victims])
+        out["pauses"] += 1
+    else:
+        by_host = {p.host: p.member for p in live}
+        fault = Partition.shape(shape, [p.host for p in live], rng)
+        rec["shape"] = shape
+        rec["cut"] = sorted([by_host[a], by_host[b]] for a, b in fault.drops)
+        out["network_partitions"] += 1
+    say(f"{kind} {rec.get('members') or rec.get('shape')} for {seconds:g} s")
+
+    def note(statuses: list[dict[str, Any] | None]) -> None:
+        views = _views(statuses)
+        if len(views) > 1:
+            rec["split_seen"] = True
+        if len(views) > rec["max_lists"] or not rec["lists"]:
+            rec["max_lists"], rec["lists"] = max(1, len(views)), views
+
+    start = time.monotonic()
+    with fault:
+        end = start + seconds
+        while time.monotonic() < end:
+            note(await _poll(poller, cluster.live, seen))
+            await asyncio.sleep(min(0.1, max(0.0, end - time.monotonic())))
+    healed_from = time.monotonic()
+    end = healed_from + heal_timeout
+    last: list[dict[str, Any] | None] = []
+    while time.monotonic() < end:
+        last = await _poll(poller, cluster.live, seen)
+        note(last)
+        now = time.monotonic()
+        if rec["heal_seconds"] is None and one_list(last, [p.member for p in cluster.live]):
+            rec["heal_seconds"] = round(now - healed_from, 3)
+        if settled(last, len(cluster.live)):
+            rec["settle_seconds"] = round(now - healed_from, 3)
+            break
+        await asyncio.sleep(0.1)
+    windows.append((start, time.monotonic()))
+    rec["lists_after"] = _views(last)
+    out["faults_log"].append(rec)
+    if rec["settle_seconds"] is None:
+        out["unsettled"].append(f"{heal_timeout:g} s after the {kind}: {_describe(last)}")
+    say(f"{kind} over: one list after {rec['heal_seconds']} s, settled after "
+        f"{rec['settle_seconds']} s; lists seen {rec['lists']}")
+
+
+async def _read_back(client: Client, keys: list[str], value_bytes: int
+                     ) -> tuple[list[str], dict[str, int]]:
+    """The keys not read back with their value, and how many were ``missing`` (the owner
+    does not hold it), ``wrong_value`` or ``unreadable`` (no answer before the
+    deadline)."""
+    kinds = {"missing": 0, "wrong_value": 0, "unreadable": 0}
+    try:
+        await client.locate()
+    except ConnectionError:
+        kinds["unreadable"] = len(keys)
+        return list(keys), kinds
+    got: dict[str, bytes | None] = {}
+    try:
+        got = await client.get_many(keys)
+    except ClientError:                  # partition by partition: the readable ones
+        groups: dict[int, list[str]] = {}
+        for k, p in zip(keys, client.route(keys).tolist()):
+            groups.setdefault(p, []).append(k)
+        for res in await asyncio.gather(*(client.get_many(g) for g in groups.values()),
+                                        return_exceptions=True):
+            if isinstance(res, dict):
+                got.update(res)
+            elif not isinstance(res, ClientError):
+                raise res
+    lost = []
+    for k in keys:
+        if k not in got:
+            kinds["unreadable"] += 1
+        elif got[k] is None:
+            kinds["missing"] += 1
+        elif got[k] != _value(k, value_bytes):
+            kinds["wrong_value"] += 1
+        else:
+            continue
+        lost.append(k)
+    return lost, kinds
+
+
+def _phases(batches: list[tuple[float, float, list[str]]],
+            windows: list[tuple[float, float]]) -> dict[str, str]:
+    """Each acknowledged key's phase: ``before`` the first fault, ``during`` a fault or
+    the wait for its heal (its write overlapped one), or ``after`` one."""
+    first = min((a for a, _ in windows), default=float("inf"))
+    out: dict[str, str] = {}
+    for sent, answered, ok in batches:
+        ph = ("before" if answered < first else
+              "during" if any(sent <= b and answered >= a for a, b in windows) else "after")
+        out.update((k, ph) for k in ok)
+    return out
+
+
+def _count_phases(keys: Iterable[str], phase: dict[str, str]) -> dict[str, int]:
+    counts = {"before": 0, "during": 0, "after": 0}
+    for k in keys:
+        counts[phase.get(k, "before")] += 1
+    return counts
 
 
 async def run_5444(*, design: str = "safe", entries: int = 20_000, partitions: int = 271,

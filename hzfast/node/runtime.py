@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import ipaddress
 import logging
 import os
 import ssl
@@ -311,9 +312,14 @@ class Member:
 
     async def _connect(self, host: str, port: int, timeout: float
                        ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-        """A connection to another member (TLS when this member runs TLS)."""
+        """A connection to another member (TLS when this member runs TLS). A member on
+        a loopback address connects to a loopback peer from that same address, so that a
+        member's traffic is one address pair both ways (``hzfast.node.nemesis`` drops
+        traffic between two members by address)."""
+        own = self.settings.host
+        local = (own, 0) if _v4_loopback(own) and _v4_loopback(host) else None
         return await asyncio.wait_for(asyncio.open_connection(
-            host, port, limit=_STREAM_LIMIT, ssl=self._client_ssl), timeout)
+            host, port, limit=_STREAM_LIMIT, ssl=self._client_ssl, local_addr=local), timeout)
 
     async def _offer(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
                      role: str) -> None:
@@ -1010,6 +1016,17 @@ class Member:
             "settings": self._settings_shown,
             "uptime_ms": self.now(), "cpu_ms": int(time.process_time() * 1000), "recent": list(self.recent)[-20:],
         }
+
+
+def _v4_loopback(host: str) -> bool:
+    """Whether ``host`` is an IPv4 loopback address literal (127.0.0.0/8)."""
+    try:
+        return ipaddress.ip_address(host) in _LOOPBACK4
+    except ValueError:
+        return False
+
+
+_LOOPBACK4 = ipaddress.ip_network("127.0.0.0/8")
 
 
 class _Refused(Exception):

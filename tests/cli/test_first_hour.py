@@ -261,7 +261,7 @@ def test_status_counts_a_member_that_joined_by_hand(tmp_path: Path) -> None:
     members = up["members"]
     pids = [m["pid"] for m in members]
     extra = subprocess.Popen([*HZ, "node", "--port", "0", "-p", "17", "--join",
-                              f"127.0.0.1:{members[0]['port']}",
+                              f"{members[0]['host']}:{members[0]['port']}",
                               "--secret-file", up["secret_file"]],     # the cluster's secret
                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     pids.append(extra.pid)

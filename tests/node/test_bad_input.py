@@ -264,7 +264,7 @@ def lone_member(tmp_path: Any) -> Iterator[Process]:
 
 def test_a_member_list_from_an_unknown_member_is_ignored(lone_member):
     m = lone_member
-    assert status(m)["members"] == [[m.member, "127.0.0.1", m.port]]
+    assert status(m)["members"] == [[m.member, m.host, m.port]]
     stranger = 999
     with connect(m, member=stranger) as s:
         s.sendall(wire.frame("members", 10**6, 1000, [[stranger, "127.0.0.1", 1]]))
@@ -276,7 +276,7 @@ def test_a_member_list_from_an_unknown_member_is_ignored(lone_member):
     assert not closed, "the member closed the stranger's connection (it stopped)"
     assert m.popen.poll() is None, f"member {m.member} exited ({m.popen.returncode})"
     st = status(m)
-    assert st["members"] == [[m.member, "127.0.0.1", m.port]]
+    assert st["members"] == [[m.member, m.host, m.port]]
     assert st["version"] == 1
     assert st["stats"]["members_refused"] == 1
     assert any(f"members from {stranger} p-1 refused: not a member" in r for r in st["recent"])

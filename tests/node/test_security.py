@@ -372,7 +372,7 @@ def test_fake_joins_are_refused(cluster: Cluster) -> None:
         f = cluster.request(master, "join", "127.0.0.1", 9, cfg)     # nobody listens there
         assert f[0] == "error" and f[2] == "unreachable", f
     other = cluster.procs[1]                     # an address that answers, but as a member
-    f = cluster.request(master, "join", "127.0.0.1", other.port, cfg)
+    f = cluster.request(master, "join", other.host, other.port, cfg)
     assert f[0] == "error" and f[2] == "not_ready", f
     assert cluster.stat(master, "joins_refused") == before + 5
     assert cluster.status(master)["state"] == "SAFE"
@@ -715,9 +715,9 @@ def test_cluster_up_writes_a_private_secret(tmp_path: Path) -> None:
         info = json.loads(state.read_text())
         secret = Path(info["secret_file"])
         assert secret.stat().st_mode & 0o777 == 0o600 and len(secret.read_bytes()) > 32
-        port = json.loads(p.stdout)["members"][0]["port"]
+        first = json.loads(p.stdout)["members"][0]
         with pytest.raises(auth.AuthError):        # without the secret: refused
-            auth.connect_socket(("127.0.0.1", port), timeout=IO).close()
+            auth.connect_socket((first["host"], first["port"]), timeout=IO).close()
         s = subprocess.run([sys.executable, "-m", "hzfast", "cluster", "status", "--state-file",
                             str(state), "--json"], capture_output=True, text=True,
                            timeout=60, check=False)
