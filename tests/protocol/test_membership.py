@@ -43,6 +43,7 @@ class Net:
         self.inflight: list[tuple[int, int, int, Any]] = []   # (at, src, dst, message)
         self.cut: set[tuple[int, int]] = set()
         self.stopped: set[int] = set()
+        self.drop: set[tuple[int, type]] = set()        # (sender, message type) dropped
         self.outs: dict[int, list[Any]] = {m: [] for m in self.nodes}
         for m in self.nodes:
             self._take(m, self.nodes[m].handle(TimerFired(("start",)), 0))
@@ -50,7 +51,8 @@ class Net:
     def _take(self, m: int, outs: list[Any]) -> None:
         self.outs.setdefault(m, []).extend(outs)
         for o in outs:
-            if type(o) is Send and (m, o.to) not in self.cut:
+            if type(o) is Send and (m, o.to) not in self.cut and \
+                    (m, type(o.message)) not in self.drop:
                 self.inflight.append((self.now + 1, m, o.to, o.message))
 
     def step(self, ticks: int = 1) -> None:
@@ -337,3 +339,99 @@ def test_no_message_sequence_raises(seq: list[tuple[int, Any]]) -> None:
         lst = node.list
         assert lst is None or (node.me in lst.members or node.removed)
         assert node.promised >= (lst.key if lst else (0, 0))
+
+
+# ---------------------------------------------------------------------------- Hazelcast's
+# The cases of Hazelcast's MembershipFailureTest (com.hazelcast.internal.cluster.impl) that
+# apply to this design, on the hand-driven network: crashes of members, of the master and of
+# the master candidate (also during the mastership claim), and heartbeat timeouts.
+def _alive_lists(net: Net) -> set[tuple[int, ...]]:
+    return {n.members for m, n in net.nodes.items() if m not in net.stopped and not n.removed}
+
+
+@pytest.mark.parametrize("config", [CFG, OPEN], ids=["protected", "open"])
+def test_slave_crash(config: MembershipConfig) -> None:
+    net = Net(3, config)
+    net.step(30)
+    net.stopped = {2}
+    net.step(3 * T)
+    assert _alive_lists(net) == {(1, 3)}
+
+
+@pytest.mark.parametrize("config", [CFG, OPEN], ids=["protected", "open"])
+def test_master_crash(config: MembershipConfig) -> None:
+    net = Net(3, config)
+    net.step(30)
+    net.stopped = {1}
+    net.step(3 * T)
+    assert _alive_lists(net) == {(2, 3)}
+    assert net.nodes[2].list is not None and net.nodes[2].list.term == 2
+
+
+def test_master_and_master_candidate_crash_simultaneously() -> None:
+    net = Net(4, OPEN)        # (with protection, two of four lose the quorum: stuck by design)
+    net.step(30)
+    net.stopped = {1, 2}
+    net.step(4 * T)
+    assert _alive_lists(net) == {(3, 4)}
+
+
+def test_master_and_master_candidate_crash_sequentially_with_protection() -> None:
+    net = Net(5)
+    net.step(30)
+    net.stopped = {1}
+    net.step(3 * T)
+    assert _alive_lists(net) == {(2, 3, 4, 5)}
+    net.stopped = {1, 2}
+    net.step(3 * T)
+    assert _alive_lists(net) == {(3, 4, 5)}
+    assert net.serving() == {3, 4, 5}
+
+
+@pytest.mark.parametrize("who", [2, 3], ids=["candidate", "slave"])
+def test_a_crash_during_the_mastership_claim(who: int) -> None:
+    # the claim of member 2 cannot reach member 3 at first (Hazelcast drops its
+    # FETCH_MEMBER_LIST_STATE); then the candidate, or a slave, crashes as well
+    net = Net(4, OPEN)
+    net.step(30)
+    net.drop = {(2, Claim)}
+    net.stopped = {1}
+    net.step(T + 20)
+    assert net.nodes[2]._round is not None          # the claim is under way
+    net.stopped = {1, who}
+    net.drop = set()
+    net.step(4 * T)
+    rest = tuple(m for m in (2, 3, 4) if m != who)
+    assert _alive_lists(net) == {rest}
+
+
+@pytest.mark.parametrize("config", [CFG, OPEN], ids=["protected", "open"])
+def test_slave_heartbeat_timeout(config: MembershipConfig) -> None:
+    net = Net(3, config)
+    net.step(30)
+    net.drop = {(3, Heartbeat)}
+    net.step(3 * T)
+    assert net.nodes[1].members == net.nodes[2].members == (1, 2)
+    assert net.nodes[3].removed                 # told by the list that leaves it out
+    assert 3 not in net.serving()
+
+
+def test_master_heartbeat_timeout() -> None:
+    net = Net(3)
+    net.step(30)
+    net.drop = {(1, Heartbeat)}
+    net.step(3 * T)
+    assert net.nodes[2].members == net.nodes[3].members == (2, 3)
+    assert net.nodes[1].removed and 1 not in net.serving()
+
+
+def test_a_heartbeat_lifts_a_suspicion() -> None:
+    net = Net(3)
+    net.step(30)
+    net.drop = {(3, Heartbeat)}
+    net.step(T // 2 + 10)                       # silent long enough to stop serving, not to
+    assert 3 not in net.serving()               # be suspected
+    assert net.nodes[1].members == (1, 2, 3)
+    net.drop = set()
+    net.step(30)
+    assert net.nodes[1].suspects(net.now) == set() and net.serving() == {1, 2, 3}
