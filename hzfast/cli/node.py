@@ -28,6 +28,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from hzfast.cli._errors import UserError, check_output_path, int_within
+from hzfast.cli.simulate_membership import min_cluster_size
 from hzfast.cli._output import add_json_flag, emit, human_bytes, human_count, kv_table
 
 if TYPE_CHECKING:
@@ -106,6 +107,9 @@ def _cluster_flags(p: argparse.ArgumentParser) -> None:
                    help="silence after which a member is removed")
     p.add_argument("--timeout-ms", type=_count(1), default=5000,
                    help="the protocol's request and commit timeout")
+    p.add_argument("--min-cluster-size", type=min_cluster_size, default="majority",
+                   help="split-brain protection: the smallest side that serves writes, "
+                        "'majority' (default) of the last member list, a count, or 'none'")
     p.add_argument("--link-delay-ms", type=int_within(0, 10_000), default=0,
                    help="emulated one-way latency of member-to-member links (measurements)")
     p.add_argument("--log-level", choices=("DEBUG", "INFO", "WARNING", "ERROR"),
@@ -272,6 +276,7 @@ def _settings(args: argparse.Namespace) -> Any:
                         max_parallel_migrations=args.max_parallel_migrations,
                         design=args.design, heartbeat_ms=args.heartbeat_ms,
                         suspect_ms=args.suspect_ms, timeout_ms=args.timeout_ms,
+                        min_cluster_size=getattr(args, "min_cluster_size", "majority"),
                         link_delay_ms=args.link_delay_ms, **extra)
     except (ValueError, TypeError) as exc:      # Settings.port -> --port
         raise UserError(re.sub(r"Settings\.(\w+)", lambda m: "--" + m[1].replace("_", "-"),
@@ -298,6 +303,7 @@ def cmd_cluster_up(args: argparse.Namespace) -> int:
                            max_parallel_migrations=args.max_parallel_migrations,
                            design=args.design, heartbeat_ms=args.heartbeat_ms,
                            suspect_ms=args.suspect_ms, timeout_ms=args.timeout_ms,
+                           min_cluster_size=args.min_cluster_size,
                            log_level=args.log_level, link_delay_ms=args.link_delay_ms,
                            cluster_name=args.cluster_name)
     detached = False

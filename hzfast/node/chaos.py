@@ -97,6 +97,8 @@ class LocalCluster:
         The cluster's settings (``hzfast node`` flags).
     heartbeat_ms, suspect_ms, timeout_ms : int
         The failure detector's period and silence limit, and the protocol's timeout.
+    min_cluster_size : int, "majority" or None
+        Split-brain protection (``--min-cluster-size``; docs/design.md §13.2(e)).
     link_delay_ms : int
         An emulated one-way latency on every member-to-member link (0: none).
     log_dir : str, optional
@@ -124,6 +126,7 @@ class LocalCluster:
     def __init__(self, *, partitions: int = 271, backups: int = 1,
                  max_parallel_migrations: int = 10, design: str = "safe",
                  heartbeat_ms: int = 100, suspect_ms: int = 2500, timeout_ms: int = 5000,
+                 min_cluster_size: int | str | None = "majority",
                  log_dir: str | None = None, log_level: str = "WARNING",
                  link_delay_ms: int = 0, cluster_name: str = "hzfast",
                  secret_file: str | None = None, tls: tuple[str, str, str] | None = None,
@@ -138,6 +141,7 @@ class LocalCluster:
                       "--max-parallel-migrations", str(max_parallel_migrations),
                       "--design", design, "--heartbeat-ms", str(heartbeat_ms),
                       "--suspect-ms", str(suspect_ms), "--timeout-ms", str(timeout_ms),
+                      "--min-cluster-size", str(min_cluster_size or "none"),
                       "--log-level", log_level, "--link-delay-ms", str(link_delay_ms),
                       "--cluster-name", cluster_name, *(extra_flags or [])]
         self._own_log_dir = not log_dir
@@ -421,6 +425,7 @@ async def run_chaos(*, members: int = 4, entries: int = 20_000, kills: int = 3, 
                            "entries": entries, "nemesis": list(nemesis), "faults": rounds,
                            "entries_written": 0,
                            "kills": 0, "pauses": 0, "network_partitions": 0, "joins": 0,
+                           "rejoined": 0,
                            "killed": [], "faults_log": [], "unsettled": []}
     keys = [f"k{seed}-{i}" for i in range(entries)]
     acked: set[str] = set()
@@ -625,7 +630,9 @@ async def _fault_round(kind: str, cluster: LocalCluster, poller: Client,
     healed_from = time.monotonic()
     end = healed_from + heal_timeout
     last: list[dict[str, Any] | None] = []
+    replaced: set[int] = set()
     while time.monotonic() < end:
+        _rejoin_removed(cluster, replaced, out)
         last = await _poll(poller, cluster.live, seen)
         note(last)
         now = time.monotonic()
@@ -642,6 +649,19 @@ async def _fault_round(kind: str, cluster: LocalCluster, poller: Client,
         out["unsettled"].append(f"{heal_timeout:g} s after the {kind}: {_describe(last)}")
     say(f"{kind} over: one list after {rec['heal_seconds']} s, settled after "
         f"{rec['settle_seconds']} s; lists seen {rec['lists']}")
+
+
+def _rejoin_removed(cluster: LocalCluster, replaced: set[int], out: dict[str, Any]) -> None:
+    """Start a new member for each one that left because its cluster removed it (exit
+    status 3), as an operator's supervisor would: it joins under a new id."""
+    live = cluster.live
+    for p in list(cluster.procs):
+        if p.pid in replaced or p.alive or p.popen.returncode != 3 or not live:
+            continue
+        replaced.add(p.pid)
+        joiner = cluster.start_member(live[0].address)
+        out["rejoined"] += 1
+        out["pids"].append(joiner.pid)
 
 
 async def _read_back(client: Client, keys: list[str], value_bytes: int
@@ -714,7 +734,8 @@ async def run_5444(*, design: str = "safe", entries: int = 20_000, partitions: i
     for (it cleared its copy when the partition's owner moved, and the joiner has not
     synced it back yet: the window Hazelcast's users fell into; the safe design keeps the
     copy, so there is no such moment and only the count decides).
-    Never more than one member is down at once. Every acknowledged entry is then read
+    Never more than one member is down at once, and split-brain protection is off (a
+    member alone of two could serve nothing with it). Every acknowledged entry is then read
     back from the survivor: the safe design loses none, the legacy design loses the
     partitions whose data had moved to the joiner.
 
@@ -730,8 +751,11 @@ async def run_5444(*, design: str = "safe", entries: int = 20_000, partitions: i
                            "unsettled": []}
     keys = [f"k5444-{i}" for i in range(entries)]
     limit = 90.0 if design == "safe" else 15.0
+    # two members, one down at a time: split-brain protection off, as in Hazelcast (with
+    # "majority", a member alone out of two serves nothing)
     with LocalCluster(partitions=partitions, backups=1, design=design,
-                      suspect_ms=suspect_ms) as cluster, _logs_named(cluster):
+                      suspect_ms=suspect_ms, min_cluster_size=None
+                      ) as cluster, _logs_named(cluster):
         first = cluster.start_member()
         second = cluster.start_member(first.address)
         client = cluster.client([first.address, second.address], deadline=30.0)

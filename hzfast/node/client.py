@@ -22,7 +22,8 @@ from hzfast.node import auth, wire
 __all__ = ["Client", "ClientError"]
 
 #: Answers after which a request is retried (with a fresh table).
-RETRYABLE = ("not_owner", "migrating", "not_ready", "backup_failed", "unreachable")
+RETRYABLE = ("not_owner", "migrating", "not_ready", "backup_failed", "unreachable",
+             "no_quorum")
 
 
 class ClientError(Exception):

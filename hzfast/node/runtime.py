@@ -4,10 +4,11 @@ Plumbing only (docs/node.md): the runtime moves bytes and performs what the prot
 asks. It owns the TCP server and one outgoing connection per peer, the frame codec
 (:mod:`hzfast.node.wire`), the clock (milliseconds since start, the protocol's time unit
 here) and the timers, the replica data (:class:`~hzfast.node.store.Store`) and the
-effects on it, a heartbeat failure detector, the member list (joins go through the
-master, the oldest member, which publishes the list), and the client requests (put, get,
-locate, status). Every decision about versions, commits, promotions and recovery is the
-protocol node's; the runtime never changes a table.
+effects on it, the members' addresses, and the client requests (put, get, locate,
+status). Every decision about versions, commits, promotions and recovery is the protocol
+node's, and every decision about membership (heartbeats, suspicion, who is in the list,
+who is master, whether this member may serve) is its :class:`Membership`'s
+(docs/design.md §13); the runtime never changes a table or a member list.
 """
 from __future__ import annotations
 
@@ -36,6 +37,15 @@ from hzfast.protocol import (
     MessageReceived,
     Node,
     TimerFired,
+)
+from hzfast.protocol.membership import (
+    MEMBERSHIP_MESSAGES,
+    JoinRequest,
+    ListChanged,
+    MemberList,
+    Membership,
+    MembershipConfig,
+    Removed,
 )
 from hzfast.protocol.messages import MigrationTransfer
 from hzfast.protocol.outputs import Effect, Mark, Output, Send, SetTimer
@@ -72,6 +82,9 @@ class Settings:
     design: str = "safe"
     heartbeat_ms: int = 100
     suspect_ms: int = 2000                   #: silence after which a member is suspected
+    #: split-brain protection: a side smaller than this serves no writes; "majority" of
+    #: the last committed list, an int, or None (off, Hazelcast's default)
+    min_cluster_size: int | str | None = "majority"
     timeout_ms: int = 5000                   #: the protocol's request/commit timeout
     write_timeout_ms: int = 3000             #: a backup's answer to a write
     chunk_bytes: int = 1 << 20               #: migration data per frame
@@ -122,8 +135,9 @@ class Settings:
                              f"{self.link_delay_ms}")
         if not 0 <= self.port <= 65535:
             raise ValueError(f"Settings.port must be in 0..65535, got {self.port}")
-        if self.heartbeat_ms < 1 or self.suspect_ms <= self.heartbeat_ms:
-            raise ValueError("Settings.suspect_ms must exceed heartbeat_ms (>= 1)")
+        if self.heartbeat_ms < 1 or self.suspect_ms < 4 * self.heartbeat_ms:
+            raise ValueError("Settings.suspect_ms must be at least 4 heartbeat_ms (>= 1)")
+        self.membership_config()                # checks min_cluster_size
         if self.chunk_bytes < 1 or self.timeout_ms < 1:
             raise ValueError("Settings.chunk_bytes, timeout_ms must be >= 1")
         if self.max_frame and self.max_frame < self.chunk_bytes + 1024:
@@ -143,10 +157,20 @@ class Settings:
                       design=self.design, timeout=self.timeout_ms,
                       retry_delay=max(1, self.timeout_ms // 25), state_check_interval=1000)
 
+    def membership_config(self) -> MembershipConfig:
+        """The membership machine's settings (times in ms)."""
+        try:
+            return MembershipConfig(heartbeat_interval=self.heartbeat_ms,
+                                    heartbeat_timeout=self.suspect_ms,
+                                    min_cluster_size=self.min_cluster_size)
+        except ValueError as exc:
+            raise ValueError(str(exc).replace("MembershipConfig.", "Settings.")) from None
+
     def cluster_config(self) -> dict[str, Any]:
         """What every member must agree on (sent with a join)."""
         return {"partitions": self.partitions, "backups": self.backups,
-                "max_parallel_migrations": self.max_parallel_migrations, "design": self.design}
+                "max_parallel_migrations": self.max_parallel_migrations, "design": self.design,
+                "min_cluster_size": self.min_cluster_size}
 
 
 class _Peer:
@@ -158,8 +182,12 @@ class _Peer:
     (an emulated network latency, for measurements).
     """
 
-    def __init__(self, owner: Member, member: int, host: str, port: int) -> None:
+    def __init__(self, owner: Member, member: int, host: str, port: int, *,
+                 transient: bool = False) -> None:
         self.owner, self.member, self.host, self.port = owner, member, host, port
+        #: a one-off connection (an answer to a member out of the list): it closes once
+        #: its frames are out, or after a few failed attempts
+        self.transient = transient
         self.queue: collections.deque[tuple[float, bytes]] = collections.deque()
         self.queued = 0
         self.limit = 256 << 20
@@ -197,8 +225,13 @@ class _Peer:
 
     async def _run(self) -> None:
         owner = self.owner
+        tries = 0
         while not self.closed:                 # ends when the peer leaves or we stop
             writer = None
+            tries += 1
+            if self.transient and tries > 20:
+                self.closed = True
+                break
             try:
                 reader, writer = await owner._connect(self.host, self.port, 2.0)
                 await asyncio.wait_for(owner._offer(reader, writer, "peer"), 5.0)
@@ -213,6 +246,9 @@ class _Peer:
                             await writer.drain()
                     await writer.drain()
                     self.wake.clear()
+                    if self.transient and not self.queue:
+                        self.closed = True
+                        break
                     if not self.queue:
                         await self.wake.wait()
             except auth.AuthError as exc:
@@ -243,11 +279,13 @@ class Member:
         self.store = Store()
         self.me = -1
         self.node: Node | None = None
+        self.ms: Membership | None = None
         self.view: list[MemberEntry] = []
         self.view_version = 0
         self.next_id = settings.first_id
+        self.addresses: dict[int, tuple[str, int]] = {}
         self.peers: dict[int, _Peer] = {}
-        self.last_heard: dict[int, float] = {}
+        self._ms_timer: asyncio.TimerHandle | None = None
         self.stats: collections.Counter[str] = collections.Counter()
         self.marks: collections.Counter[str] = collections.Counter()
         self.recent: collections.deque[str] = collections.deque(maxlen=50)
@@ -279,6 +317,12 @@ class Member:
         """The protocol's clock: milliseconds since this member started."""
         return int((time.monotonic() - self._t0) * 1000)
 
+    @staticmethod
+    def mnow() -> int:
+        """Membership's clock: the host's monotonic clock in milliseconds, the same in
+        every process of the host (heartbeats compare their send times with it)."""
+        return int(time.monotonic() * 1000)
+
     async def start(self) -> None:
         """Listen, then found a cluster or join the one at ``settings.join``.
 
@@ -303,10 +347,14 @@ class Member:
             self.me = s.first_id
             self.next_id = s.first_id + 1
             self.node = Node(self.me, self.config)
-            self._apply_view(1, self.next_id, [(self.me, s.host, self.port)])
+            self.addresses[self.me] = (s.host, self.port)
+            founding = MemberList(1, 1, (self.me,))
+            self.ms = Membership(self.me, s.membership_config(), founding=founding)
+            self._on_list(founding)
+            self._ms_feed(TimerFired(("start",)))
         else:
             await self._join(s.join)
-        self._spawn(self._heartbeat_loop())
+        self._spawn(self._addresses_loop())
         self._spawn(self._watchdog_loop())
         log.info("member %d listening on %s:%d", self.me, s.host, self.port)
 
@@ -375,6 +423,8 @@ class Member:
         self.exit_reason = reason
         if self._server is not None:
             self._server.close()
+        if self._ms_timer is not None:
+            self._ms_timer.cancel()
         for p in self.peers.values():
             p.close()
         for h in self._timers.values():
@@ -417,9 +467,14 @@ class Member:
                 raise ConnectionError("join: malformed answer")
             self.me = wire._FIELD["id"](info.get("member"), "join.member")
             members = wire._members(info.get("members"), "join.members")
+            self.next_id = max(self.next_id, wire._int(info.get("next_id"), "join.next_id"))
             self.node = Node(self.me, self.config)
-            self._apply_view(wire._int(info.get("version"), "join.version"),
-                             wire._int(info.get("next_id"), "join.next_id"), members)
+            self.addresses[self.me] = (s.host, self.port)
+            self._learn(members)
+            # the master admits this member in its next list change (docs/design.md §13.3)
+            self.ms = Membership(self.me, s.membership_config(),
+                                 seeds=tuple(m for m, _, _ in members if m != self.me))
+            self._ms_feed(TimerFired(("start",)))
             return
         raise ConnectionError(f"could not join the cluster at {address[0]}:{address[1]}")
 
@@ -438,36 +493,42 @@ class Member:
         finally:
             writer.close()
 
-    def _apply_view(self, version: int, next_id: int, members: list[MemberEntry],
-                    publish: bool = False) -> None:
-        if version <= self.view_version:
-            return
-        ids = [m for m, _, _ in members]
-        if self.me not in ids:
-            log.warning("member %d is not in member list v%d: leaving", self.me, version)
-            self.stop("removed from the cluster")
-            return
-        self.view, self.view_version = list(members), version
-        self.next_id = max(self.next_id, next_id)
-        now = time.monotonic()
+    def _learn(self, members: list[MemberEntry]) -> None:
+        """Take the addresses of members this member does not know yet (an address, once
+        known, is never changed) and open a connection to each."""
         for m, host, port in members:
+            if m != self.me and m not in self.addresses:
+                self.addresses[m] = (host, port)
             if m != self.me and m not in self.peers:
-                self.peers[m] = _Peer(self, m, host, port)
-                self.last_heard[m] = now
-        for m in [m for m in self.peers if m not in ids]:
-            self.peers.pop(m).close()
-            self.last_heard.pop(m, None)
-        self.recent.append(f"{self.now()} ms members v{version}: {ids}")
-        if publish:       # the list goes out before anything the node sends about it
-            self._broadcast_view()
+                h, p = self.addresses[m]
+                self.peers[m] = _Peer(self, m, h, p)
+        if any(not h for _, h, _ in self.view):      # a list that came before its addresses
+            self.view = [(m, *self.addresses.get(m, ("", 0))) for m, _, _ in self.view]
+
+    def _on_list(self, lst: MemberList) -> None:
+        """The membership machine committed ``lst``: the view, the connections, the node."""
+        ids = list(lst.members)
+        old = {m for m, _, _ in self.view}
+        self.view = [(m, *self.addresses.get(m, ("", 0))) for m in ids]
+        self.view_version = lst.version          # (the term is the membership's: status)
+        self.next_id = max(self.next_id, max(ids) + 1)
+        for m in ids:
+            if m != self.me and m not in self.peers and m in self.addresses:
+                h, p = self.addresses[m]
+                self.peers[m] = _Peer(self, m, h, p)
+        for m in old - set(ids):
+            peer = self.peers.pop(m, None)
+            if peer is not None:
+                peer.close()
+        self.recent.append(f"{self.now()} ms members {lst.key}: {ids}")
         self._feed(MembershipChanged(tuple(ids)))
 
-    def _publish_view(self, members: list[MemberEntry]) -> None:
-        self._apply_view(self.view_version + 1, self.next_id, members, publish=True)
-
-    def _broadcast_view(self) -> None:
+    def _broadcast_addresses(self) -> None:
+        """The addresses of this member and of every member it has a connection to (its
+        list's members and the joiners it admits), to each of them."""
         data = wire.frame("members", self.view_version, self.next_id,
-                          [list(m) for m in self.view])
+                          [[m, *self.addresses[m]] for m in sorted(self.addresses)
+                           if m in self.peers or m == self.me])
         for p in self.peers.values():
             p.send(data)
 
@@ -475,30 +536,54 @@ class Member:
     def is_master(self) -> bool:
         return bool(self.view) and self.view[0][0] == self.me
 
-    async def _heartbeat_loop(self) -> None:
-        s = self.settings
-        last_publish = 0.0
+    def _serving(self) -> bool:
+        """Whether this member may serve now (its membership's lease, §13.2(e))."""
+        return self.ms is not None and self.ms.may_serve(self.mnow())
+
+    async def _addresses_loop(self) -> None:
+        """The master repeats the members' addresses (for a member that missed them)."""
         while True:                                      # ends with the member
-            await asyncio.sleep(s.heartbeat_ms / 1000)
-            hb = wire.frame("hb", self.me, self.view_version)
-            for p in self.peers.values():
-                p.send(hb)
-            now = time.monotonic()
-            suspects = {m for m, _, _ in self.view if m != self.me
-                        and now - self.last_heard.get(m, now) > s.suspect_ms / 1000}
-            ids = [m for m, _, _ in self.view]
-            if self.me not in ids:
-                continue
-            older = ids[:ids.index(self.me)]
-            if suspects and all(o in suspects for o in older):
-                # the master (or, with every older member gone, this member) drops them
-                self.stats["members_removed"] += len(suspects)
-                log.info("member %d removes %s", self.me, sorted(suspects))
-                self._publish_view([e for e in self.view if e[0] not in suspects])
-                last_publish = now
-            elif self.is_master and now - last_publish > 1.0:
-                self._broadcast_view()                   # repeats for lost frames
-                last_publish = now
+            await asyncio.sleep(1.0)
+            if self.is_master:
+                self._broadcast_addresses()
+
+    def _ms_feed(self, ev: Event) -> None:
+        """Hand one event to the membership machine and carry out what it returns."""
+        ms = self.ms
+        if ms is None:
+            return
+        outs = ms.handle(ev, self.mnow())
+        if any(isinstance(o, ListChanged) and o.lst.master == self.me for o in outs):
+            self._broadcast_addresses()      # before the list itself reaches anyone
+        for o in outs:
+            if isinstance(o, Send):
+                peer = self.peers.get(o.to)
+                data = wire.frame("msg", wire.encode_message(o.message))
+                if peer is not None:
+                    peer.send(data)
+                elif o.to in self.addresses:   # a member out of the list: it is told so
+                    h, p = self.addresses[o.to]
+                    _Peer(self, o.to, h, p, transient=True).send(data)
+                    self.stats["sends_to_former_members"] += 1
+                else:
+                    self.stats["sends_to_unknown"] += 1
+            elif isinstance(o, SetTimer):
+                if self._ms_timer is not None:
+                    self._ms_timer.cancel()
+                delay = max(0.0, (o.at - self.mnow()) / 1000)
+                key = o.key
+                self._ms_timer = asyncio.get_running_loop().call_later(
+                    delay, self._ms_feed, TimerFired(key))
+            elif isinstance(o, Mark):
+                self.marks[o.name] += 1
+                if o.name not in ("heartbeat_stale",):
+                    self.recent.append(f"{self.now()} ms {o.name} {o.detail}".rstrip())
+            elif isinstance(o, ListChanged):
+                self._on_list(o.lst)
+            elif isinstance(o, Removed):
+                log.warning("member %d is out of the cluster (%s): leaving", self.me, o.reason)
+                self.stop("removed from the cluster")
+                return
 
     # ------------------------------------------------------------------ protocol driving
     def _feed(self, ev: Event) -> None:
@@ -701,11 +786,9 @@ class Member:
             state[1] = time.monotonic()
             tag = f[0]
             known = any(m == sender for m, _, _ in self.view)
-            if tag == "hb":
+            if tag == "hb":             # (an earlier runtime's heartbeat: membership's now)
                 if f[1] != sender:
                     raise wire.WireError(f"hb: member id {f[1]} on member {sender}'s connection")
-                if known:
-                    self.last_heard[sender] = time.monotonic()
             elif tag == "msg":
                 t = time.thread_time()
                 try:
@@ -713,9 +796,10 @@ class Member:
                 finally:
                     took = time.thread_time() - t
                     self._decoded(took, took + cpu[0])
-                if known:
-                    self.last_heard[sender] = time.monotonic()
                 self.stats["messages_received"] += 1
+                if type(m) in MEMBERSHIP_MESSAGES:
+                    self._ms_feed(MessageReceived(sender, m))
+                    continue
                 if type(m) is MigrationTransfer and m.sender == sender:
                     # the member whose staged data a commit of this migration installs
                     while len(self._transfer_from) >= 4096:
@@ -813,6 +897,8 @@ class Member:
             why = "not a backup here"
         elif node.versions.item(p) != version:
             why = f"partition version {version}, here {node.versions.item(p)}"
+        elif not self._serving():
+            why = "this member cannot confirm it is in the cluster's majority"
         if why:
             self._refuse("backups", sender, p, why)
         else:
@@ -823,34 +909,15 @@ class Member:
 
     def _on_members(self, sender: int, version: int, next_id: int,
                     members: list[MemberEntry]) -> None:
-        """A member list, taken only through the membership rules (docs/node.md §1):
-        from its own first member, newer than ours, ids ascending (joins append) and below
-        its next id; from our master, or from a member taking over, which drops every
-        member older than itself, each of them silent here too."""
-        if version <= self.view_version:
-            return                                       # the master repeats its list
-        ids = [m for m, _, _ in members]
-        old = [m for m, _, _ in self.view]
-        why = ""
-        if sender not in old:
-            why = "not a member"
-        elif not ids or ids[0] != sender:
-            why = "a list comes from its first member"
-        elif any(a >= b for a, b in zip(ids, ids[1:])) or ids[-1] >= next_id:
-            why = "member ids not ascending below the next id"
-        elif sender != old[0]:
-            now = time.monotonic()
-            quiet = self.settings.suspect_ms / 2000
-            older = old[:old.index(sender)]
-            if any(m in ids for m in older):
-                why = f"member {sender} is not the master, and keeps older members"
-            elif any(m != self.me and now - self.last_heard.get(m, 0.0) < quiet
-                     for m in older):
-                why = f"member {sender} drops older members this member still hears"
-        if why:
-            self._refuse("members", sender, -1, why)
+        """Members' addresses, from a member of this member's list: only addresses of
+        members not known yet are taken (docs/node.md §1). Who is in the cluster is the
+        membership machine's, never this frame's."""
+        if not any(m == sender for m, _, _ in self.view):
+            self._refuse("members", sender, -1, "not a member")
             return
-        self._apply_view(version, next_id, members)
+        self.next_id = max(self.next_id, next_id)
+        ids = {m for m, _, _ in self.view}
+        self._learn([e for e in members if e[0] in ids or e[0] not in self.addresses])
 
     # ------------------------------------------------------------------ clients
     async def _client_loop(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
@@ -898,6 +965,9 @@ class Member:
         node = self.node
         if node is None or not node.initialized:
             raise _Refused("not_ready", f"member {self.me} has no partition table yet")
+        if not self._serving():
+            raise _Refused("no_quorum", f"member {self.me} cannot confirm it is in the "
+                                        f"cluster's majority (split-brain protection)")
         if p >= self.config.partition_count:
             raise _Refused("bad_partition", f"partition {p} is not below "
                                             f"{self.config.partition_count}")
@@ -956,6 +1026,9 @@ class Member:
         node = self.node
         if node is None or not node.initialized:
             raise _Refused("not_ready", f"member {self.me} has no partition table yet")
+        if not self._serving():           # its table may be a cut-off side's: ask another
+            raise _Refused("no_quorum", f"member {self.me} cannot confirm it is in the "
+                                        f"cluster's majority (split-brain protection)")
         return {"member": self.me, "partitions": self.config.partition_count,
                 "replicas": np.ascontiguousarray(node.replicas, "<i4").tobytes(),
                 "replica_count": self.config.replica_count,
@@ -991,8 +1064,10 @@ class Member:
         mid = self.next_id
         self.next_id += 1
         self.stats["joins"] += 1
-        self._publish_view([*self.view, (mid, host, port)])
-        return {"member": mid, "members": [list(m) for m in self.view],
+        self.addresses[mid] = (host, port)
+        self.peers[mid] = _Peer(self, mid, host, port)
+        self._ms_feed(MessageReceived(mid, JoinRequest(mid, mid)))   # admitted next change
+        return {"member": mid, "members": [[m, *self.addresses[m]] for m, _, _ in self.view],
                 "version": self.view_version, "next_id": self.next_id}
 
     def status(self) -> dict[str, Any]:
@@ -1003,6 +1078,8 @@ class Member:
             "member": self.me, "pid": os.getpid(), "port": self.port,
             "master": self.view[0][0] if self.view else -1,
             "members": [list(m) for m in self.view], "version": self.view_version,
+            "term": self.ms.list.term if self.ms is not None and self.ms.list else 0,
+            "serving": self._serving(),
             "initialized": init,
             "stamp": node.stamp if node is not None and init else None,
             "state": node.state() if node is not None else "STARTING",

@@ -22,6 +22,7 @@ import msgpack
 import numpy as np
 from numpy.typing import NDArray
 
+from hzfast.protocol import membership as mb
 from hzfast.protocol import messages as msg
 from hzfast.protocol.messages import MigrationInfo, MigrationStatus
 
@@ -456,8 +457,20 @@ SCHEMA: dict[type[msg.Message], tuple[tuple[str, str], ...]] = {
                           ("completed", "migs")),
     msg.PromotionCommitResponse: (("batch", "int"), ("ok", "bool")),
     msg.ReplicaSyncRequest: (("partition", "int"),),
+    # membership (docs/design.md §13): list keys, member lists, member ids
+    mb.Heartbeat: (("key", "key"), ("promised", "key"), ("sent_at", "int"), ("echo", "int")),
+    mb.Claim: (("base", "key"), ("term", "int"), ("members", "mids")),
+    mb.ClaimReply: (("term", "int"), ("ok", "bool"), ("accepted", "mlist?")),
+    mb.ListProposal: (("base", "key"), ("lst", "mlist"), ("recovered", "bool")),
+    mb.ListAccept: (("key", "key"), ("ok", "bool")),
+    mb.ListCommit: (("lst", "mlist"),),
+    mb.ListRequest: (),
+    mb.JoinRequest: (("joiner", "mid"),),
+    mb.MergeProbe: (("lst", "mlist"),),
 }
 _BY_NAME = {t.__name__: t for t in SCHEMA}
+#: the most members a membership message lists (a ``members`` frame's bound)
+_MAX_MEMBERS = 8192
 _MIG_INTS = 12                     # id (2), partition, 6 decision fields, master, initial, final
 
 
@@ -499,7 +512,36 @@ def _enc(kind: str, v: Any) -> Any:
         if v is None:
             return None
         return np.ascontiguousarray(v, dtype="<i4").tobytes()
+    if kind in ("key", "mids"):
+        return list(v)
+    if kind.startswith("mlist"):
+        return None if v is None else [v.term, v.version, list(v.members)]
     return v
+
+
+def _dec_mids(v: Any, what: str) -> tuple[int, ...]:
+    ids = _list(v, what)
+    if not 0 < len(ids) <= _MAX_MEMBERS:
+        raise WireError(f"{what}: {len(ids)} members, expected 1..{_MAX_MEMBERS}")
+    if not (set(map(type, ids)) == {int} and min(ids) >= 0 and max(ids) <= 2**31 - 2):
+        for i, m in enumerate(ids):
+            _int(m, f"{what}[{i}]", 0, 2**31 - 2)
+    if len(set(ids)) != len(ids):
+        raise WireError(f"{what}: a member id repeats")
+    return tuple(ids)
+
+
+def _dec_key(v: Any, what: str) -> tuple[int, int]:
+    if type(v) is not list or len(v) != 2:
+        raise WireError(f"{what}: expected a [term, version] pair")
+    return (_int(v[0], what, 0, 2**62), _int(v[1], what, 0, 2**62))
+
+
+def _dec_mlist(v: Any, what: str) -> mb.MemberList:
+    if type(v) is not list or len(v) != 3:
+        raise WireError(f"{what}: expected [term, version, [member ids]]")
+    return mb.MemberList(_int(v[0], f"{what}.term", 0, 2**62),
+                         _int(v[1], f"{what}.version", 0, 2**62), _dec_mids(v[2], what))
 
 
 def _array(v: Any, what: str, shape: tuple[int, ...]) -> NDArray[np.int32]:
@@ -585,6 +627,14 @@ def decode_message(v: Any, partition_count: int, replica_count: int) -> msg.Mess
             out.append(_bool(x, what))
         elif k == "str":
             out.append(_str(x, what))
+        elif k == "key":
+            out.append(_dec_key(x, what))
+        elif k == "mids":
+            out.append(_dec_mids(x, what))
+        elif k == "mlist":
+            out.append(_dec_mlist(x, what))
+        elif k == "mid":
+            out.append(_int(x, what, 0, 2**31 - 2))
         else:
             out.append(_int(x, what))
     if t is msg.PartitionStateReply and out[0] and (out[1] is None or out[2] is None):

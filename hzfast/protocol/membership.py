@@ -355,6 +355,7 @@ class Membership:
         self._round: _Round | None = None
         self._adopted_at = 0                    # when the committed list was adopted
         self._asking_since: int | None = None   # a joiner: since when it asks
+        self._removed_by: MemberList | None = None   # the committed list that left me out
         self._last_vouch: dict[int, int] = {}   # member -> when I last echoed it
         self._their_promised: dict[int, tuple[int, int]] = {}
         #: acceptances held back until the members they remove can no longer serve:
@@ -370,6 +371,12 @@ class Membership:
     def members(self) -> tuple[int, ...]:
         """The committed list's members (empty outside a cluster)."""
         return self.list.members if self.list is not None and not self.removed else ()
+
+    @property
+    def newest(self) -> MemberList | None:
+        """The newest committed list this member knows: its own, or, once it is out, the
+        one that left it out."""
+        return self._removed_by if self.removed and self._removed_by else self.list
 
     @property
     def master(self) -> int:
@@ -444,6 +451,11 @@ class Membership:
                     handler(self, m)
                 except _Malformed as e:
                     self._reject(event.sender, m, str(e))
+            elif type(m) is Heartbeat and self._removed_by is not None and _key(m.key) \
+                    and m.key < self._removed_by.key:
+                # out of the cluster, still reachable: a member behind learns the list
+                # that left this one out (it may leave it out too)
+                self._send(m.sender, ListCommit(self.me, self._removed_by))
         elif isinstance(event, TimerFired):
             if event.key == TICK and not self.removed:
                 self._tick()
@@ -625,6 +637,7 @@ class Membership:
         if self.me in lst.members:
             self._adopt(lst)
         else:                              # a recovered list without its proposer
+            self._removed_by = lst
             self._out_of_cluster(f"list {lst.key} does not name me", lst.master)
 
     # ------------------------------------------------------------------ acceptor
@@ -806,6 +819,7 @@ class Membership:
         if self.me in lst.members:
             self._adopt(lst)
         elif cur is not None and self.me in cur.members:
+            self._removed_by = lst
             self._out_of_cluster(f"list {lst.key} does not name me", lst.master)
 
     def _on_list_request(self, m: ListRequest) -> None:

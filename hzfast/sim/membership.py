@@ -206,7 +206,7 @@ class _Run:
         self._check_member(mid, node)
 
     def _committed(self, mid: int, node: Membership) -> None:
-        lst = node.list
+        lst = node.newest           # (a recovered list may leave its proposer out)
         assert lst is not None
         r = self.result
         r.lists_committed += 1

@@ -341,9 +341,11 @@ def test_forged_chunks_are_not_applied(cluster: Cluster) -> None:
     cluster.check_intact()
 
 
-def test_forged_members_lists_are_refused(cluster: Cluster) -> None:
+def test_forged_members_lists_change_no_membership(cluster: Cluster) -> None:
+    # a `members` frame carries addresses only (docs/node.md §1): an insider's forged
+    # lists neither take over, nor reorder, nor add a member, nor move a known one
     a, b, c = cluster.procs                      # a is the master
-    st0 = cluster.stat(c, "members_refused")
+    before = cluster.status(c)
     lists = [                                    # (claimed sender, list)
         (b.member, [[b.member, "127.0.0.1", b.port]]),            # takeover: a is alive
         (a.member, [[a.member, "127.0.0.1", a.port], [b.member, "127.0.0.1", b.port]][::-1]),
@@ -354,12 +356,10 @@ def test_forged_members_lists_are_refused(cluster: Cluster) -> None:
         with cluster.sock(c, member=sender) as s:
             s.sendall(wire.frame("members", 10**6, 10**6, members))
             time.sleep(0.3)
-    # the third is not even a valid frame (a member id repeats): the connection closes
-    wait_for("c refuses the lists",
-             lambda: cluster.stat(c, "members_refused") >= st0 + 2)
-    recent = cluster.status(c)["recent"]
-    assert any("drops older members this member still hears" in r for r in recent), recent
-    assert any("a list comes from its first member" in r for r in recent), recent
+    # (the third is not even a valid frame: a member id repeats, the connection closes)
+    after = cluster.status(c)
+    assert after["members"] == before["members"] and after["term"] == before["term"]
+    assert after["version"] == before["version"] and after["master"] == a.member
     assert c.alive
     cluster.check_intact()
 
@@ -367,7 +367,8 @@ def test_forged_members_lists_are_refused(cluster: Cluster) -> None:
 def test_fake_joins_are_refused(cluster: Cluster) -> None:
     master = cluster.procs[0]
     before = cluster.stat(master, "joins_refused")
-    cfg = {"partitions": P, "backups": 1, "max_parallel_migrations": 10, "design": "safe"}
+    cfg = {"partitions": P, "backups": 1, "max_parallel_migrations": 10, "design": "safe",
+           "min_cluster_size": "majority"}
     for i in range(5):
         f = cluster.request(master, "join", "127.0.0.1", 9, cfg)     # nobody listens there
         assert f[0] == "error" and f[2] == "unreachable", f

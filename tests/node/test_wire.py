@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 
 from hzfast.node import wire
 from hzfast.node.wire import WireError
+from hzfast.protocol import membership as mb
 from hzfast.protocol import messages as msg
 from hzfast.protocol.messages import MigrationInfo, MigrationStatus
 
@@ -92,6 +93,18 @@ def examples() -> list[msg.Message]:
         msg.PromotionCommitResponse(4, 17, True),
         msg.ReplicaSyncRequest(4, 6),
         msg.ReplicaSyncRequest(0, 0),
+        # membership (docs/design.md §13)
+        mb.Heartbeat(2, (3, 7), (4, 0), 10**12, -1),
+        mb.Heartbeat(2, (1, 1), (1, 1), 0, 0),
+        mb.Claim(3, (3, 7), 4, (3, 4, 5)),
+        mb.ClaimReply(4, 4, True, mb.MemberList(3, 8, (1, 3, 4, 5))),
+        mb.ClaimReply(4, 4, False),
+        mb.ListProposal(3, (3, 7), mb.MemberList(4, 1, (3, 4, 5)), True),
+        mb.ListAccept(5, (4, 1), True),
+        mb.ListCommit(3, mb.MemberList(4, 1, (3, 4, 5, 2**31 - 2))),
+        mb.ListRequest(5),
+        mb.JoinRequest(9, 9),
+        mb.MergeProbe(3, mb.MemberList(2**40, 2**40, (3,))),
     ]
 
 
@@ -103,7 +116,7 @@ def _message_types() -> set[type[msg.Message]]:
             todo.append(sub)
             # slots=True dataclasses leave their pre-slots class behind as a subclass too:
             # the message types are the ones the module names
-            if getattr(msg, sub.__name__, None) is sub:
+            if getattr(msg, sub.__name__, None) is sub or getattr(mb, sub.__name__, None) is sub:
                 found.add(sub)
     return found
 
@@ -196,7 +209,8 @@ def test_schema_lists_every_field_in_order(t):
 
 def test_schema_kinds_are_known():
     kinds = {k.rstrip("?") for fields in wire.SCHEMA.values() for _, k in fields}
-    assert kinds <= {"mig", "migs", "ids", "ints", "table", "versions", "bool", "str", "int"}
+    assert kinds <= {"mig", "migs", "ids", "ints", "table", "versions", "bool", "str", "int",
+                     "key", "mid", "mids", "mlist"}
 
 
 # ---------------------------------------------------------------------------- frames
