@@ -110,6 +110,10 @@ def _cluster_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--min-cluster-size", type=min_cluster_size, default="majority",
                    help="split-brain protection: the smallest side that serves writes, "
                         "'majority' (default) of the last member list, a count, or 'none'")
+    p.add_argument("--merge-policy", choices=("put_if_absent", "pass_through", "discard"),
+                   default="put_if_absent",
+                   help="what a member the cluster removed does with its data before it "
+                        "leaves")
     p.add_argument("--link-delay-ms", type=int_within(0, 10_000), default=0,
                    help="emulated one-way latency of member-to-member links (measurements)")
     p.add_argument("--log-level", choices=("DEBUG", "INFO", "WARNING", "ERROR"),
@@ -277,6 +281,7 @@ def _settings(args: argparse.Namespace) -> Any:
                         design=args.design, heartbeat_ms=args.heartbeat_ms,
                         suspect_ms=args.suspect_ms, timeout_ms=args.timeout_ms,
                         min_cluster_size=getattr(args, "min_cluster_size", "majority"),
+                        merge_policy=getattr(args, "merge_policy", "put_if_absent"),
                         link_delay_ms=args.link_delay_ms, **extra)
     except (ValueError, TypeError) as exc:      # Settings.port -> --port
         raise UserError(re.sub(r"Settings\.(\w+)", lambda m: "--" + m[1].replace("_", "-"),
@@ -304,6 +309,7 @@ def cmd_cluster_up(args: argparse.Namespace) -> int:
                            design=args.design, heartbeat_ms=args.heartbeat_ms,
                            suspect_ms=args.suspect_ms, timeout_ms=args.timeout_ms,
                            min_cluster_size=args.min_cluster_size,
+                           merge_policy=args.merge_policy,
                            log_level=args.log_level, link_delay_ms=args.link_delay_ms,
                            cluster_name=args.cluster_name)
     detached = False

@@ -99,6 +99,8 @@ class LocalCluster:
         The failure detector's period and silence limit, and the protocol's timeout.
     min_cluster_size : int, "majority" or None
         Split-brain protection (``--min-cluster-size``; docs/design.md §13.2(e)).
+    merge_policy : str
+        What a removed member does with its data (``--merge-policy``; docs/node.md §1).
     link_delay_ms : int
         An emulated one-way latency on every member-to-member link (0: none).
     log_dir : str, optional
@@ -127,6 +129,7 @@ class LocalCluster:
                  max_parallel_migrations: int = 10, design: str = "safe",
                  heartbeat_ms: int = 100, suspect_ms: int = 2500, timeout_ms: int = 5000,
                  min_cluster_size: int | str | None = "majority",
+                 merge_policy: str = "put_if_absent",
                  log_dir: str | None = None, log_level: str = "WARNING",
                  link_delay_ms: int = 0, cluster_name: str = "hzfast",
                  secret_file: str | None = None, tls: tuple[str, str, str] | None = None,
@@ -142,6 +145,7 @@ class LocalCluster:
                       "--design", design, "--heartbeat-ms", str(heartbeat_ms),
                       "--suspect-ms", str(suspect_ms), "--timeout-ms", str(timeout_ms),
                       "--min-cluster-size", str(min_cluster_size or "none"),
+                      "--merge-policy", merge_policy,
                       "--log-level", log_level, "--link-delay-ms", str(link_delay_ms),
                       "--cluster-name", cluster_name, *(extra_flags or [])]
         self._own_log_dir = not log_dir
@@ -632,7 +636,10 @@ async def _fault_round(kind: str, cluster: LocalCluster, poller: Client,
     last: list[dict[str, Any] | None] = []
     replaced: set[int] = set()
     while time.monotonic() < end:
-        _rejoin_removed(cluster, replaced, out)
+        live = cluster.live
+        last = await _poll(poller, live, seen)
+        _rejoin_removed(cluster, replaced, out, [p for p, s in zip(live, last)
+                                                 if s is not None and s.get("serving")])
         last = await _poll(poller, cluster.live, seen)
         note(last)
         now = time.monotonic()
@@ -651,15 +658,16 @@ async def _fault_round(kind: str, cluster: LocalCluster, poller: Client,
         f"{rec['settle_seconds']} s; lists seen {rec['lists']}")
 
 
-def _rejoin_removed(cluster: LocalCluster, replaced: set[int], out: dict[str, Any]) -> None:
+def _rejoin_removed(cluster: LocalCluster, replaced: set[int], out: dict[str, Any],
+                    serving: list[Process]) -> None:
     """Start a new member for each one that left because its cluster removed it (exit
-    status 3), as an operator's supervisor would: it joins under a new id."""
-    live = cluster.live
+    status 3), as an operator's supervisor would: it joins under a new id, through a
+    member that serves."""
     for p in list(cluster.procs):
-        if p.pid in replaced or p.alive or p.popen.returncode != 3 or not live:
+        if p.pid in replaced or p.alive or p.popen.returncode != 3 or not serving:
             continue
         replaced.add(p.pid)
-        joiner = cluster.start_member(live[0].address)
+        joiner = cluster.start_member(serving[0].address)
         out["rejoined"] += 1
         out["pids"].append(joiner.pid)
 

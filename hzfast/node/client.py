@@ -131,6 +131,7 @@ class Client:
         self.addresses: dict[int, tuple[str, int]] = {}
         self.table_version = -1
         self.stats: dict[str, int] = {"requests": 0, "retries": 0, "locates": 0}
+        self._locate_error: Exception | None = None
 
     async def __aenter__(self) -> Client:  # noqa: PYI034 - Python 3.10 has no typing.Self
         await self.locate()
@@ -182,8 +183,26 @@ class Client:
     async def locate(self) -> dict[str, Any]:
         """Fetch the partition table (from the master where possible); the answer."""
         self.stats["locates"] += 1
+        end = time.monotonic() + self.deadline
+        delay = 0.02
+        for _ in range(10_000):
+            info, waiting = await self._locate_once()
+            if info is not None:
+                return info
+            # every member that answered was between lists or cut off (no_quorum,
+            # not_ready): ask again, until the deadline
+            if not waiting or time.monotonic() + delay > end:
+                break
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 0.5)
+        raise ConnectionError(f"no member answered locate: {self._locate_error}")
+
+    async def _locate_once(self) -> tuple[dict[str, Any] | None, bool]:
+        """One round over the members: the table, or None and whether a member asked to
+        be asked again."""
         cands = list(dict.fromkeys([*self.addresses.values(), *self.seeds]))
         last: Exception | None = None
+        waiting = False
         for addr in cands:
             try:
                 f = await self.call(addr, "locate")
@@ -194,6 +213,7 @@ class Client:
                 continue
             if f[0] != "ok" or not isinstance(f[2], dict):
                 last = ClientError(str(f[2]), str(f[3])) if f[0] == "error" else None
+                waiting = waiting or (f[0] == "error" and f[2] in ("no_quorum", "not_ready"))
                 continue
             info = f[2]
             P, R = int(info["partitions"]), int(info["replica_count"])
@@ -202,8 +222,9 @@ class Client:
             self.owners = reps[:, 0].astype(np.int32)
             self.addresses = {int(m): (str(h), int(p)) for m, h, p in info["members"]}
             self.table_version = int(info["version"])
-            return info
-        raise ConnectionError(f"no member answered locate: {last}")
+            return info, False
+        self._locate_error = last
+        return None, waiting
 
     def route(self, keys: list[str]) -> NDArray[np.int32]:
         """The partition of each key (Hazelcast's string-key partitioning)."""
@@ -245,11 +266,14 @@ class Client:
         raise ClientError("deadline", f"partition {p}: {last}")
 
     async def put_many(self, entries: Mapping[str, bytes] | Iterable[tuple[str, bytes]], *,
-                       concurrency: int = 32, batch_bytes: int = 256 << 10
-                       ) -> tuple[list[str], dict[str, str]]:
+                       concurrency: int = 32, batch_bytes: int = 256 << 10,
+                       if_absent: bool = False) -> tuple[list[str], dict[str, str]]:
         """Write entries; the keys acknowledged and, for the others, why not.
 
-        An acknowledged key is held by its owner and every synchronous backup.
+        An acknowledged key is held by its owner and every synchronous backup. With
+        ``if_absent`` an entry is written only where the owner does not hold its key (the
+        ``put_if_absent`` merge of a removed member's data); a key already held counts as
+        acknowledged, with the value it had.
         """
         items = list(entries.items()) if isinstance(entries, Mapping) else list(entries)
         if not items:
@@ -277,7 +301,7 @@ class Client:
         async def one(p: int, batch: list[list[Any]]) -> None:
             async with sem:
                 try:
-                    await self._partition_call("put", p, batch)
+                    await self._partition_call("merge" if if_absent else "put", p, batch)
                     acked.extend(k for k, _ in batch)
                 except ClientError as exc:
                     failed.update((k, str(exc)) for k, _ in batch)

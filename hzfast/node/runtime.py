@@ -50,7 +50,10 @@ from hzfast.protocol.membership import (
 from hzfast.protocol.messages import MigrationTransfer
 from hzfast.protocol.outputs import Effect, Mark, Output, Send, SetTimer
 
-__all__ = ["Member", "Settings"]
+__all__ = ["MERGE_POLICIES", "Member", "Settings"]
+
+#: What a removed member does with its data before it leaves (``Settings.merge_policy``).
+MERGE_POLICIES = ("put_if_absent", "pass_through", "discard")
 
 log = logging.getLogger("hzfast.node")
 
@@ -85,6 +88,10 @@ class Settings:
     #: split-brain protection: a side smaller than this serves no writes; "majority" of
     #: the last committed list, an int, or None (off, Hazelcast's default)
     min_cluster_size: int | str | None = "majority"
+    #: what a member the cluster removed does with its data before it leaves:
+    #: "put_if_absent" (write each entry the cluster lacks), "pass_through" (write every
+    #: entry over the cluster's), "discard" (drop it)
+    merge_policy: str = "put_if_absent"
     timeout_ms: int = 5000                   #: the protocol's request/commit timeout
     write_timeout_ms: int = 3000             #: a backup's answer to a write
     chunk_bytes: int = 1 << 20               #: migration data per frame
@@ -138,6 +145,9 @@ class Settings:
         if self.heartbeat_ms < 1 or self.suspect_ms < 4 * self.heartbeat_ms:
             raise ValueError("Settings.suspect_ms must be at least 4 heartbeat_ms (>= 1)")
         self.membership_config()                # checks min_cluster_size
+        if self.merge_policy not in MERGE_POLICIES:
+            raise ValueError(f"Settings.merge_policy must be one of {MERGE_POLICIES}, got "
+                             f"{self.merge_policy!r}")
         if self.chunk_bytes < 1 or self.timeout_ms < 1:
             raise ValueError("Settings.chunk_bytes, timeout_ms must be >= 1")
         if self.max_frame and self.max_frame < self.chunk_bytes + 1024:
@@ -286,6 +296,7 @@ class Member:
         self.addresses: dict[int, tuple[str, int]] = {}
         self.peers: dict[int, _Peer] = {}
         self._ms_timer: asyncio.TimerHandle | None = None
+        self._leaving = False                   # removed: merging its data out, then exit
         self.stats: collections.Counter[str] = collections.Counter()
         self.marks: collections.Counter[str] = collections.Counter()
         self.recent: collections.deque[str] = collections.deque(maxlen=50)
@@ -547,10 +558,35 @@ class Member:
             if self.is_master:
                 self._broadcast_addresses()
 
+    async def _leave(self) -> None:
+        """Out of the cluster: merge this member's data into the cluster that left it out
+        by ``Settings.merge_policy`` (docs/node.md §1), then stop (exit status 3)."""
+        s, ms = self.settings, self.ms
+        lst = ms.newest if ms is not None else None
+        entries = [e for p in sorted(self.store.data) for e in self.store.snapshot(p)]
+        addrs = [self.addresses[m] for m in (lst.members if lst else ()) if m != self.me
+                 and m in self.addresses]
+        try:
+            if entries and addrs and s.merge_policy != "discard":
+                from hzfast.node.client import Client, ClientError
+                try:
+                    async with Client(addrs, secret=s.secret, cluster_name=s.cluster_name,
+                                      ssl=self._client_ssl, deadline=20.0) as client:
+                        acked, failed = await client.put_many(
+                            entries, if_absent=s.merge_policy == "put_if_absent")
+                    self.stats["merged_out"] += len(acked)
+                    self.stats["merge_failed"] += len(failed)
+                except (OSError, ConnectionError, asyncio.TimeoutError, ClientError,
+                        auth.AuthError) as exc:
+                    log.warning("member %d could not merge its data: %s", self.me, exc)
+                    self.stats["merge_failed"] += len(entries)
+        finally:
+            self.stop("removed from the cluster")
+
     def _ms_feed(self, ev: Event) -> None:
         """Hand one event to the membership machine and carry out what it returns."""
         ms = self.ms
-        if ms is None:
+        if ms is None or self._leaving:
             return
         outs = ms.handle(ev, self.mnow())
         if any(isinstance(o, ListChanged) and o.lst.master == self.me for o in outs):
@@ -582,7 +618,8 @@ class Member:
                 self._on_list(o.lst)
             elif isinstance(o, Removed):
                 log.warning("member %d is out of the cluster (%s): leaving", self.me, o.reason)
-                self.stop("removed from the cluster")
+                self._leaving = True             # (the node says nothing more to anyone)
+                self._spawn(self._leave())
                 return
 
     # ------------------------------------------------------------------ protocol driving
@@ -608,6 +645,8 @@ class Member:
         t = type(o)
         if t is Send:
             assert isinstance(o, Send)
+            if self._leaving:
+                return
             peer = self.peers.get(o.to)
             if peer is None:
                 self.stats["sends_to_unknown"] += 1
@@ -946,6 +985,8 @@ class Member:
         try:
             if tag == "put":
                 out = await self._put(f[2], f[3])
+            elif tag == "merge":
+                out = await self._put(f[2], f[3], if_absent=True)
             elif tag == "get":
                 out = self._get(f[2], f[3])
             elif tag == "locate":
@@ -983,9 +1024,15 @@ class Member:
         if keys and (partition_ids(keys, self.config.partition_count) != p).any():
             raise _Refused("wrong_partition", f"a key does not belong to partition {p}")
 
-    async def _put(self, p: int, entries: list[tuple[str, bytes]]) -> int:
+    async def _put(self, p: int, entries: list[tuple[str, bytes]],
+                   if_absent: bool = False) -> int:
         node = self._owner_check(p)
         self._check_keys(p, [k for k, _ in entries])
+        if if_absent:                 # (a removed member's data: the cluster's own wins)
+            held = self.store.data.get(p, {})
+            entries = [e for e in entries if e[0] not in held]
+            if not entries:
+                return 0
         backups = node.backups(p).tolist()
         live = {m for m, _, _ in self.view}
         self._req += 1
@@ -1038,6 +1085,9 @@ class Member:
     async def _on_join(self, host: str, port: int, config: Any) -> dict[str, Any]:
         if self.node is None:
             raise _Refused("not_ready", f"member {self.me} is not in a cluster yet")
+        if self._leaving or not self._serving():
+            raise _Refused("not_ready", f"member {self.me} cannot confirm it is in the "
+                                        f"cluster's majority")
         if not self.is_master:
             _, mh, mp = self.view[0]
             raise _Refused("redirect", "join through the master", [mh, mp])

@@ -43,10 +43,10 @@ MEMBERS_FRAME = 256 << 10
 #: The handshake's tags, in order: client hello, server challenge, client proof.
 AUTH_TAGS = ("auth", "challenge", "proof")
 #: Tags that carry replica data or tables: capped by the data frame size.
-DATA_TAGS = frozenset({"msg", "chunk", "backup", "put", "get", "ok"})
+DATA_TAGS = frozenset({"msg", "chunk", "backup", "put", "merge", "get", "ok"})
 #: What a member accepts on a peer connection, and on a client connection.
 PEER_TAGS = ("msg", "hb", "members", "chunk", "chunk_ack", "backup", "backup_ack")
-CLIENT_TAGS = ("join", "put", "get", "locate", "status")
+CLIENT_TAGS = ("join", "put", "merge", "get", "locate", "status")
 #: The most entries (``put``, ``backup``, ``chunk``) or keys (``get``) one frame carries, and
 #: the most arrays and maps a member decodes in one frame besides the frame's own few
 #: (:func:`caps`): what bounds the time one frame takes to decode (docs/node.md §8).
@@ -87,7 +87,8 @@ class _OffShape(ValueError):
 #: migration's 14 fields or an id pair, a ``[member id, host, port]``). Besides them a
 #: frame holds at most ``_LONG`` arrays (itself, its lists, a message), and no map.
 SHAPES: dict[str, frozenset[int]] = {
-    "put": frozenset({2}), "backup": frozenset({2}), "chunk": frozenset({2}),
+    "put": frozenset({2}), "merge": frozenset({2}), "backup": frozenset({2}),
+    "chunk": frozenset({2}),
     "get": frozenset(), "msg": frozenset({2, 14}), "members": frozenset({3})}
 _LONG = 8
 
@@ -391,7 +392,9 @@ _FIELD: dict[str, Callable[[Any, str], Any]] = {
 #: ``chunk_ack`` (effect id, ok), ``backup`` (request id, partition, the owner's partition
 #: version, entries), ``backup_ack`` (request id, ok). Clients: ``join`` (request id, host,
 #: port, config), ``put``
-#: (request id, partition, entries), ``get`` (request id, partition, keys), ``locate`` and
+#: (request id, partition, entries), ``merge`` (the same, written only where the owner lacks
+#: the key: a removed member's data, docs/node.md §1), ``get`` (request id, partition,
+#: keys), ``locate`` and
 #: ``status`` (request id). Answers: ``ok`` (request id, payload) and ``error``
 #: (request id, code, message, detail).
 FRAMES: dict[str, tuple[str, ...]] = {
@@ -407,6 +410,7 @@ FRAMES: dict[str, tuple[str, ...]] = {
     "backup_ack": ("int", "bool"),
     "join": ("int", "str", "int", "any"),
     "put": ("int", "partition", "entries"),
+    "merge": ("int", "partition", "entries"),
     "get": ("int", "partition", "keys"),
     "locate": ("int",),
     "status": ("int",),

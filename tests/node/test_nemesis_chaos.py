@@ -2,11 +2,10 @@
 
 The three cases of issue 50 run once each (a module-scoped fixture): SIGSTOP two of five
 members for 5 s, the master alone for 8 s, and a majority/minority partition of five for
-8 s, with a client writing all the time. Their clean-up is asserted for good (every member
-process stopped by PID, every iptables rule gone); their claims (no acknowledged entry
-lost, one cluster after healing) fail today, because membership is still decided by the
-runtime's heartbeat loop, and are marked ``xfail(strict=True)``: when the membership module
-fixes them the run XPASSes, strict turns that into a failure, and the mark goes.
+8 s, with a client writing all the time, under the default split-brain protection
+("majority"). Asserted: the clean-up (every member process stopped by PID, every iptables
+rule gone), no acknowledged entry lost, and one cluster of five after healing (the members
+the cluster removed merged their data back, left, and were started again under new ids).
 """
 from __future__ import annotations
 
@@ -33,8 +32,6 @@ CASES = {
                                       "partition_shape": "majority",
                                       "partition_seconds": 8.0},
 }
-NOT_YET = pytest.mark.xfail(strict=True, reason="issue 50: membership not yet in the "
-                                                "protocol core")
 
 
 def _own_chains() -> list[str]:
@@ -81,7 +78,6 @@ def test_the_case_ran_and_cleaned_up(case: tuple[str, dict[str, Any]]) -> None:
 
 
 @pytest.mark.slow
-@NOT_YET
 def test_the_case_loses_nothing_and_heals(case: tuple[str, dict[str, Any]]) -> None:
     _, r = case
     assert r["entries_lost"] == 0, (r["lost_by_kind"], r["lost_by_phase"], r["lost_by_list"])

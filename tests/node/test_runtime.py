@@ -75,6 +75,37 @@ def test_writes_reads_and_a_join_move_the_data(delay: int) -> None:
     asyncio.run(main())
 
 
+def test_membership_decides_the_list_and_the_lease_gates_writes() -> None:
+    # the membership machine runs inside each member (docs/node.md §1): a member that loses
+    # its lease (here: the others stop answering) refuses writes with no_quorum; a merge
+    # writes only the keys the owner lacks
+    async def main() -> None:
+        ms = await _cluster(3)
+        try:
+            assert [m.status()["term"] for m in ms] == [1, 1, 1]
+            assert all(m.status()["serving"] for m in ms)
+            async with Client([("127.0.0.1", ms[0].port)]) as c:
+                acked, _ = await c.put_many({f"k{i}": b"one" for i in range(50)})
+                assert len(acked) == 50
+                merged, _ = await c.put_many({f"k{i}": b"two" for i in range(25, 75)},
+                                             if_absent=True)
+                assert len(merged) == 50
+                got = await c.get_many([f"k{i}" for i in range(75)])
+                assert [got[f"k{i}"] for i in (0, 49, 50, 74)] == [b"one"] * 2 + [b"two"] * 2
+            for m in ms[1:]:
+                m.stop()                   # silent now: no echo reaches member 1 any more
+            await asyncio.sleep(ms[0].settings.suspect_ms / 2000 + 0.3)
+            assert not ms[0].status()["serving"]
+            with pytest.raises(Exception, match="cannot confirm it is in the cluster's "
+                                                "majority") as refused:
+                ms[0]._owner_check(0)
+            assert getattr(refused.value, "code", "") == "no_quorum"
+        finally:
+            for m in ms:
+                m.stop()
+    asyncio.run(main())
+
+
 def test_a_join_with_other_settings_is_refused() -> None:
     async def main() -> None:
         ms = await _cluster(1)
@@ -107,6 +138,9 @@ def test_a_join_with_other_settings_is_refused() -> None:
     ({"tls_ca": "ca.pem"}, ValueError, "tls_ca needs tls_cert"),
     ({"cluster_name": ""}, ValueError, "cluster_name"),
     ({"max_connections": 0}, ValueError, "max_connections"),
+    ({"min_cluster_size": 0}, ValueError, "Settings.min_cluster_size"),
+    ({"merge_policy": "latest"}, ValueError, "Settings.merge_policy"),
+    ({"heartbeat_ms": 100, "suspect_ms": 300}, ValueError, "4 heartbeat_ms"),
 ])
 def test_settings_are_checked(kw: dict, err: type, text: str) -> None:
     with pytest.raises(err, match=text):
