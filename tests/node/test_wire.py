@@ -227,6 +227,7 @@ VALID_FRAMES: dict[str, list[Any]] = {
     "backup_ack": [11, True],
     "join": [1, "127.0.0.1", 5702, {"partitions": 31, "backups": 1}],
     "put": [2, 10_000_000, [["a", b"1"], ["b", b""]]],
+    "merge": [3, 0, [["a", b"2"]]],
     "get": [3, 5, ["a", "b", ""]],
     "locate": [4],
     "status": [5],
