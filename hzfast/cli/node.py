@@ -28,8 +28,8 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from hzfast.cli._errors import UserError, check_output_path, int_within
-from hzfast.cli.simulate_membership import min_cluster_size
 from hzfast.cli._output import add_json_flag, emit, human_bytes, human_count, kv_table
+from hzfast.cli.simulate_membership import min_cluster_size
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -28,6 +28,7 @@ import numpy as np
 
 from hzfast.hashing import partition_ids
 from hzfast.node import auth, wire
+from hzfast.node.client import Client, ClientError
 from hzfast.node.store import Store
 from hzfast.protocol import (
     Config,
@@ -568,7 +569,6 @@ class Member:
                  and m in self.addresses]
         try:
             if entries and addrs and s.merge_policy != "discard":
-                from hzfast.node.client import Client, ClientError
                 try:
                     async with Client(addrs, secret=s.secret, cluster_name=s.cluster_name,
                                       ssl=self._client_ssl, deadline=20.0) as client:
