@@ -36,6 +36,7 @@ from hzfast.node import auth, wire
 from hzfast.node.auth import AuthError
 from hzfast.node.wire import WireError
 from hzfast.protocol import messages as msg
+from hzfast.protocol.membership import MemberList
 from hzfast.protocol.messages import MigrationInfo, MigrationStatus
 
 _TYPES = sorted(wire.SCHEMA, key=lambda t: t.__name__)
@@ -92,7 +93,26 @@ def _value(fdp: Any, kind: str, P: int, R: int) -> Any:
         return fdp.ConsumeUnicodeNoSurrogates(fdp.ConsumeIntInRange(0, 40))
     if kind == "int":
         return _i64(fdp)
+    if kind == "key":                  # a member list's (term, version)
+        return (fdp.ConsumeIntInRange(0, 2**62), fdp.ConsumeIntInRange(0, 2**62))
+    if kind == "mid":
+        return fdp.ConsumeIntInRange(0, 2**31 - 2)
+    if kind == "mids":
+        return _mids(fdp)
+    if kind == "mlist":
+        return MemberList(fdp.ConsumeIntInRange(0, 2**62), fdp.ConsumeIntInRange(0, 2**62),
+                          _mids(fdp))
     raise AssertionError(f"the harness does not know field kind {kind!r}")  # a new kind
+
+
+def _mids(fdp: Any) -> tuple[int, ...]:
+    """1..4 distinct member ids."""
+    ids: list[int] = []
+    for _ in range(fdp.ConsumeIntInRange(1, 4)):
+        m = fdp.ConsumeIntInRange(0, 2**31 - 2)
+        if m not in ids:
+            ids.append(m)
+    return tuple(ids)
 
 
 def build_message(fdp: Any, P: int, R: int) -> msg.Message:
@@ -244,7 +264,21 @@ def _typed(a: Any, kind: str, P: int, R: int) -> bool:
         return type(a) is str and len(a) <= 4096
     if kind == "int":
         return _is_int(a, -(2**63), 2**63 - 1)
+    if kind == "key":
+        return type(a) is tuple and len(a) == 2 and all(_is_int(i, 0, 2**62) for i in a)
+    if kind == "mid":
+        return _is_int(a, 0, 2**31 - 2)
+    if kind == "mids":
+        return _is_mids(a)
+    if kind == "mlist":
+        return (type(a) is MemberList and _is_int(a.term, 0, 2**62)
+                and _is_int(a.version, 0, 2**62) and _is_mids(a.members))
     raise AssertionError(f"the harness does not know field kind {kind!r}")  # a new kind
+
+
+def _is_mids(a: Any) -> bool:
+    return (type(a) is tuple and 0 < len(a) <= 8192 and len(set(a)) == len(a)
+            and all(_is_int(i, 0, 2**31 - 2) for i in a))
 
 
 def _check_message(m: msg.Message, v: Any, P: int, R: int) -> None:

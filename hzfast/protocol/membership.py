@@ -45,16 +45,37 @@ The rules (docs/design.md §13 gives the reasons):
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from hzfast.protocol.events import Event, MessageReceived, TimerFired
-from hzfast.protocol.kinds import StrEnum
+from hzfast.protocol.memberlists import (
+    MEMBERSHIP_MESSAGES,
+    TICK,
+    Claim,
+    ClaimReply,
+    Heartbeat,
+    JoinRequest,
+    ListAccept,
+    ListChanged,
+    ListCommit,
+    ListProposal,
+    ListRequest,
+    Malformed,
+    MemberList,
+    MembershipConfig,
+    MembershipMark,
+    MergeProbe,
+    Removed,
+    valid_key,
+    valid_list,
+    valid_members,
+)
 from hzfast.protocol.messages import Message
 from hzfast.protocol.outputs import Mark, Output, Send, SetTimer
 
 __all__ = [
     "MEMBERSHIP_MESSAGES",
+    "TICK",
     "Claim",
     "ClaimReply",
     "Heartbeat",
@@ -71,204 +92,6 @@ __all__ = [
     "MergeProbe",
     "Removed",
 ]
-
-TICK = ("membership",)           # the one timer key a Membership asks for
-
-
-class MembershipMark(StrEnum):
-    """The membership steps a member marks."""
-
-    HEARTBEAT_STALE = "heartbeat_stale"
-    PAUSE_DETECTED = "pause_detected"
-    SUSPECTED = "member_suspected"
-    PROPOSED = "list_proposed"
-    COMMITTED = "list_committed"
-    ADOPTED = "list_adopted"
-    CLAIMED = "mastership_claimed"
-    REMOVED = "member_removed"
-    MERGING = "cluster_merging"
-    REJECTED = "membership_rejected"
-
-
-# ---------------------------------------------------------------------------- settings
-@dataclass(frozen=True, slots=True)
-class MembershipConfig:
-    """Membership settings (the same on every member), in the runtime's time units.
-
-    Parameters
-    ----------
-    heartbeat_interval : int
-        Time between a member's heartbeats (and its membership duties).
-    heartbeat_timeout : int
-        Silence after which a member is suspected (Hazelcast's "max no heartbeat");
-        at least 4 heartbeat intervals.
-    min_cluster_size : int, "majority" or None
-        Split-brain protection: the smallest side that keeps serving. ``None`` (off, as
-        in Hazelcast), an int ``>= 1``, or ``"majority"`` of the last committed list.
-    proposal_timeout : int or None
-        How long a proposal or claim waits for acceptors (default: the heartbeat timeout).
-    """
-
-    heartbeat_interval: int = 10
-    heartbeat_timeout: int = 60
-    min_cluster_size: int | str | None = None
-    proposal_timeout: int | None = None
-
-    def __post_init__(self) -> None:
-        for name in ("heartbeat_interval", "heartbeat_timeout"):
-            v = getattr(self, name)
-            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-                raise ValueError(f"MembershipConfig.{name} must be an int >= 1, got {v!r}")
-        if self.heartbeat_timeout < 4 * self.heartbeat_interval:
-            raise ValueError("MembershipConfig.heartbeat_timeout must be at least 4 "
-                             "heartbeat intervals")
-        m = self.min_cluster_size
-        if not (m is None or m == "majority"
-                or (isinstance(m, int) and not isinstance(m, bool) and m >= 1)):
-            raise ValueError(f"MembershipConfig.min_cluster_size must be None, an int >= 1 "
-                             f"or 'majority', got {m!r}")
-        t = self.proposal_timeout
-        if t is not None and (not isinstance(t, int) or isinstance(t, bool) or t < 1):
-            raise ValueError(f"MembershipConfig.proposal_timeout must be an int >= 1 or "
-                             f"None, got {t!r}")
-
-    @property
-    def protected(self) -> bool:
-        """Whether split-brain protection is on."""
-        return self.min_cluster_size is not None
-
-    def quorum(self, size: int) -> int:
-        """The members a side of a cluster whose last committed list has ``size`` members
-        needs to serve and to commit a change (1 when protection is off)."""
-        m = self.min_cluster_size
-        if m is None:
-            return 1
-        if m == "majority":
-            return size // 2 + 1
-        assert isinstance(m, int)
-        return m
-
-
-# ---------------------------------------------------------------------------- lists
-@dataclass(frozen=True, slots=True)
-class MemberList:
-    """A member list: ``members`` oldest first (the first is the master)."""
-
-    term: int
-    version: int
-    members: tuple[int, ...]
-
-    @property
-    def key(self) -> tuple[int, int]:
-        """The list's place in the order of lists."""
-        return (self.term, self.version)
-
-    @property
-    def master(self) -> int:
-        return self.members[0] if self.members else -1
-
-
-# ---------------------------------------------------------------------------- messages
-@dataclass(frozen=True, slots=True)
-class Heartbeat(Message):
-    """I am alive: my committed list's key, the highest key I promised, my clock, and the
-    send time of the last heartbeat I received from you (-1: none, or I vouch for you no
-    longer)."""
-
-    key: tuple[int, int]
-    promised: tuple[int, int]
-    sent_at: int
-    echo: int
-
-
-@dataclass(frozen=True, slots=True)
-class Claim(Message):
-    """Candidate -> members of its list ``base``: grant me term ``term``; I would keep
-    ``members`` (the first phase of a change in a new term)."""
-
-    base: tuple[int, int]
-    term: int
-    members: tuple[int, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class ClaimReply(Message):
-    """The answer to a claim of ``term``; ``accepted``: the list this member accepted as
-    the successor of the claim's base and has not seen committed (None: none)."""
-
-    term: int
-    ok: bool
-    accepted: MemberList | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class ListProposal(Message):
-    """Proposer -> members: accept ``lst`` as the successor of the committed list
-    ``base`` (the second phase). ``recovered``: ``lst`` is a list some member accepted
-    for this base in an earlier round (it may have been committed), proposed again."""
-
-    base: tuple[int, int]
-    lst: MemberList
-    recovered: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class ListAccept(Message):
-    """The answer to a proposal of ``key``."""
-
-    key: tuple[int, int]
-    ok: bool
-
-
-@dataclass(frozen=True, slots=True)
-class ListCommit(Message):
-    """A committed list: from its proposer, or in answer to a heartbeat of a member the
-    sender does not list or that is behind (explicit suspicion), or to a request."""
-
-    lst: MemberList
-
-
-@dataclass(frozen=True, slots=True)
-class ListRequest(Message):
-    """Send me your committed list (I saw a newer key than mine)."""
-
-
-@dataclass(frozen=True, slots=True)
-class JoinRequest(Message):
-    """Member ``joiner`` asks to join (sent by the joiner to members it knows, and
-    forwarded by a member to its master)."""
-
-    joiner: int
-
-
-@dataclass(frozen=True, slots=True)
-class MergeProbe(Message):
-    """A master to a member outside its list that it once knew: my committed list. A
-    master that receives it and leads the smaller cluster merges (protection off)."""
-
-    lst: MemberList
-
-
-MEMBERSHIP_MESSAGES = (Heartbeat, Claim, ClaimReply, ListProposal, ListAccept, ListCommit,
-                       ListRequest, JoinRequest, MergeProbe)
-
-
-# ---------------------------------------------------------------------------- outputs
-@dataclass(frozen=True, slots=True)
-class ListChanged(Output):
-    """This member's committed list is now ``lst``: a runtime feeds
-    :class:`~hzfast.protocol.events.MembershipChanged` of ``lst.members`` to its node."""
-
-    lst: MemberList
-
-
-@dataclass(frozen=True, slots=True)
-class Removed(Output):
-    """This member is out of the cluster (``reason``): it stops serving and rejoins under
-    a new member id, through ``into`` (a member of the cluster it joins; -1: any known)."""
-
-    reason: str
-    into: int = -1
 
 
 class _Round:
@@ -328,7 +151,7 @@ class Membership:
             config = MembershipConfig()
         if not isinstance(config, MembershipConfig):
             raise TypeError(f"config must be a MembershipConfig, got {type(config).__name__}")
-        if founding is not None and (not _valid_list(founding) or me not in founding.members):
+        if founding is not None and (not valid_list(founding) or me not in founding.members):
             raise ValueError("founding must be a valid MemberList that lists this member")
         if not isinstance(seeds, tuple) or not all(type(m) is int for m in seeds):
             raise TypeError("seeds must be a tuple of member ids")
@@ -449,9 +272,9 @@ class Membership:
             elif not self.removed:
                 try:
                     handler(self, m)
-                except _Malformed as e:
+                except Malformed as e:
                     self._reject(event.sender, m, str(e))
-            elif type(m) is Heartbeat and self._removed_by is not None and _key(m.key) \
+            elif type(m) is Heartbeat and self._removed_by is not None and valid_key(m.key) \
                     and m.key < self._removed_by.key:
                 # out of the cluster, still reachable: a member behind learns the list
                 # that left this one out (it may leave it out too)
@@ -733,9 +556,9 @@ class Membership:
 
     # ------------------------------------------------------------------ handlers
     def _on_heartbeat(self, m: Heartbeat) -> None:
-        if not (_key(m.key) and _key(m.promised) and type(m.sent_at) is int
+        if not (valid_key(m.key) and valid_key(m.promised) and type(m.sent_at) is int
                 and type(m.echo) is int):
-            raise _Malformed("malformed heartbeat")
+            raise Malformed("malformed heartbeat")
         lst = self.list
         if lst is None:
             return
@@ -760,8 +583,8 @@ class Membership:
             self._send(s, ListCommit(self.me, lst))
 
     def _on_claim(self, m: Claim) -> None:
-        if not (_key(m.base) and type(m.term) is int and _members(m.members)):
-            raise _Malformed("malformed claim")
+        if not (valid_key(m.base) and type(m.term) is int and valid_members(m.members)):
+            raise Malformed("malformed claim")
         grant = self._grant(m.sender, m.base, m.term, m.members)
         if grant is False:
             self._send(m.sender, ClaimReply(self.me, m.term, False))
@@ -773,16 +596,16 @@ class Membership:
 
     def _on_claim_reply(self, m: ClaimReply) -> None:
         if type(m.term) is not int or type(m.ok) is not bool or not (
-                m.accepted is None or _valid_list(m.accepted)):
-            raise _Malformed("malformed claim reply")
+                m.accepted is None or valid_list(m.accepted)):
+            raise Malformed("malformed claim reply")
         r = self._round
         if r is None or r.claim_term != m.term or not m.ok or m.sender not in r.base_members:
             return
         self._granted(r, m.sender, m.accepted)
 
     def _on_proposal(self, m: ListProposal) -> None:
-        if not (_key(m.base) and _valid_list(m.lst) and type(m.recovered) is bool):
-            raise _Malformed("malformed proposal")
+        if not (valid_key(m.base) and valid_list(m.lst) and type(m.recovered) is bool):
+            raise Malformed("malformed proposal")
         why = self._acceptable(m.sender, m.base, m.lst, m.recovered)
         if why:
             self._reject(m.sender, None, why)
@@ -797,8 +620,8 @@ class Membership:
         self._accept_and_answer(m.sender, m.base, m.lst)
 
     def _on_accept(self, m: ListAccept) -> None:
-        if not _key(m.key) or type(m.ok) is not bool:
-            raise _Malformed("malformed answer")
+        if not valid_key(m.key) or type(m.ok) is not bool:
+            raise Malformed("malformed answer")
         r = self._round
         if r is None or r.lst is None or r.lst.key != m.key:
             return
@@ -811,8 +634,8 @@ class Membership:
 
     def _on_commit(self, m: ListCommit) -> None:
         lst = m.lst
-        if not _valid_list(lst):
-            raise _Malformed("malformed list")
+        if not valid_list(lst):
+            raise Malformed("malformed list")
         cur = self.list
         if cur is not None and lst.key <= cur.key:
             return
@@ -829,7 +652,7 @@ class Membership:
     def _on_join(self, m: JoinRequest) -> None:
         j = m.joiner
         if type(j) is not int or not 0 <= j < 2**31 - 1 or j == self.me:
-            raise _Malformed("malformed join request")
+            raise Malformed("malformed join request")
         lst = self.list
         if lst is None or (j != m.sender and not self.is_master):
             return
@@ -843,8 +666,8 @@ class Membership:
 
     def _on_probe(self, m: MergeProbe) -> None:
         lst = m.lst
-        if not _valid_list(lst):
-            raise _Malformed("malformed list")
+        if not valid_list(lst):
+            raise Malformed("malformed list")
         cur = self.list
         if cur is None or self.config.protected or self.me in lst.members:
             return
@@ -904,26 +727,6 @@ class Membership:
     def _reject(self, sender: int, m: object, why: str) -> None:
         what = type(m).__name__ if m is not None else "proposal"
         self._mark(MembershipMark.REJECTED, f"{what} from {sender}: {why}")
-
-
-class _Malformed(ValueError):
-    pass
-
-
-def _key(k: object) -> bool:
-    return (type(k) is tuple and len(k) == 2 and type(k[0]) is int and type(k[1]) is int
-            and 0 <= k[0] < 2**62 and 0 <= k[1] < 2**62)
-
-
-def _members(ms: object) -> bool:
-    return (type(ms) is tuple and 0 < len(ms) <= 4096
-            and all(type(m) is int and 0 <= m < 2**31 - 1 for m in ms)
-            and len(set(ms)) == len(ms))
-
-
-def _valid_list(x: object) -> bool:
-    return (type(x) is MemberList and type(x.term) is int and type(x.version) is int
-            and 0 <= x.term < 2**62 and 0 <= x.version < 2**62 and _members(x.members))
 
 
 _HANDLERS: dict[type, Callable[[Membership, Any], None]] = {
