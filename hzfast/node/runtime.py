@@ -612,7 +612,7 @@ class Member:
                     delay, self._ms_feed, TimerFired(key))
             elif isinstance(o, Mark):
                 self.marks[o.name] += 1
-                if o.name not in ("heartbeat_stale",):
+                if o.name != "heartbeat_stale":
                     self.recent.append(f"{self.now()} ms {o.name} {o.detail}".rstrip())
             elif isinstance(o, ListChanged):
                 self._on_list(o.lst)

@@ -379,12 +379,11 @@ class Membership:
                                        and m != self.me) + joiners
         self._round = r
         self._mark(MembershipMark.CLAIMED, f"term {term} over {lst.key}")
-        grant = self._grant(self.me, lst.key, term, r.members)
-        if grant is False:
+        ok, accepted = self._grant(self.me, lst.key, term, r.members)
+        if not ok:
             self._round = None
             return
-        assert grant is not True
-        self._granted(r, self.me, grant)
+        self._granted(r, self.me, accepted)
         for m in lst.members:
             if m != self.me and m not in gone:
                 self._send(m, Claim(self.me, lst.key, term, r.members))
@@ -465,9 +464,9 @@ class Membership:
 
     # ------------------------------------------------------------------ acceptor
     def _grant(self, sender: int, base: tuple[int, int], term: int,
-               members: tuple[int, ...]) -> MemberList | None | bool:
-        """Phase 1: whether this member grants ``sender`` the term (False: not; else the
-        accepted list to report, or None)."""
+               members: tuple[int, ...]) -> tuple[bool, MemberList | None]:
+        """Phase 1: whether this member grants ``sender`` the term, and the list it
+        accepted for ``base`` and has not seen committed (to report; None: none)."""
         cur = self.list
         why = ""
         if cur is None or cur.key != base:
@@ -488,10 +487,10 @@ class Membership:
                 self._reject(sender, None, why)
                 if cur is not None and cur.key > base:
                     self._send(sender, ListCommit(self.me, cur))
-            return False
+            return False, None
         self.promised = (term, 0)
         self._vouch = frozenset(members)
-        return self.accepted if self._accepted_base == base else None
+        return True, self.accepted if self._accepted_base == base else None
 
     def _acceptable(self, sender: int, base: tuple[int, int], lst: MemberList,
                     recovered: bool) -> str:
@@ -585,14 +584,13 @@ class Membership:
     def _on_claim(self, m: Claim) -> None:
         if not (valid_key(m.base) and type(m.term) is int and valid_members(m.members)):
             raise Malformed("malformed claim")
-        grant = self._grant(m.sender, m.base, m.term, m.members)
-        if grant is False:
+        ok, accepted = self._grant(m.sender, m.base, m.term, m.members)
+        if not ok:
             self._send(m.sender, ClaimReply(self.me, m.term, False))
             return
         if self._round is not None:
             self._round = None                # my own round gives way to a newer term
-        assert grant is not True
-        self._send(m.sender, ClaimReply(self.me, m.term, True, grant))
+        self._send(m.sender, ClaimReply(self.me, m.term, True, accepted))
 
     def _on_claim_reply(self, m: ClaimReply) -> None:
         if type(m.term) is not int or type(m.ok) is not bool or not (

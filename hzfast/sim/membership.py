@@ -55,8 +55,6 @@ SAFETY_TICKS = 3_000        # faults on
 LIVENESS_TICKS = 6_000      # faults off: one cluster must form within this
 CHECK_EVERY = 5
 
-_MSG, _TIMER, _RESUME, _PAUSE, _PART, _UNPART, _CRASH, _JOIN, _HEAL = (
-    MSG, TIMER, RESUME, PAUSE, PARTITION, UNPARTITION, CRASH, JOIN, HEAL)
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,16 +119,13 @@ class _Run:
         self.timer_tok: dict[int, int] = {}
         self.cut: set[tuple[int, int]] = set()
         self.faulty = True
-        self.next_id = 1
         # what the checker knows: every committed list by key, the master of each term
         self.committed: dict[tuple[int, int], tuple[int, ...]] = {}
-        self.term_master: dict[int, int] = {}
-        self.newest: tuple[int, int] = (0, 0)
         founding = MemberList(1, 1, tuple(range(1, members + 1)))
-        self.next_id = members + 1
-        self.committed[founding.key] = founding.members
-        self.term_master[1] = founding.master
+        self.term_master: dict[int, int] = {1: founding.master}
         self.newest = founding.key
+        self.committed[founding.key] = founding.members
+        self.next_id = members + 1
         for m in founding.members:
             self._add(self.factory(m, self.cfg, founding=founding))
         self._schedule()
@@ -145,15 +140,15 @@ class _Run:
         T = self.cfg.heartbeat_timeout
         for _ in range(fp.pauses):
             length = rng.choice((T // 3, T, 2 * T, 5 * T, 20 * T))
-            tl.push(rng.randint(50, SAFETY_TICKS - 50), _PAUSE, length)
+            tl.push(rng.randint(50, SAFETY_TICKS - 50), PAUSE, length)
         for _ in range(fp.partitions):
-            tl.push(rng.randint(50, SAFETY_TICKS - 50), _PART,
+            tl.push(rng.randint(50, SAFETY_TICKS - 50), PARTITION,
                     (rng.choice(PARTITION_SHAPES), rng.choice((T // 2, 2 * T, 8 * T, 30 * T))))
         for _ in range(fp.crashes):
-            tl.push(rng.randint(50, SAFETY_TICKS - 50), _CRASH, None)
+            tl.push(rng.randint(50, SAFETY_TICKS - 50), CRASH, None)
         for _ in range(fp.joins):
-            tl.push(rng.randint(50, SAFETY_TICKS - 50), _JOIN, None)
-        tl.push(SAFETY_TICKS, _HEAL, None)
+            tl.push(rng.randint(50, SAFETY_TICKS - 50), JOIN, None)
+        tl.push(SAFETY_TICKS, HEAL, None)
 
     def _live(self) -> list[int]:
         return sorted(m for m, n in self.nodes.items() if not n.removed)
@@ -168,7 +163,7 @@ class _Run:
     def _send(self, src: int, dst: int, m: Any) -> None:
         tl = self.tl
         if not self.faulty:
-            tl.push(tl.now + 1, _MSG, (src, dst, m))
+            tl.push(tl.now + 1, MSG, (src, dst, m))
             return
         if (src, dst) in self.cut:
             tl.inject("message_cut")
@@ -176,7 +171,7 @@ class _Run:
         if self.fp.drop and self.rng.random() < self.fp.drop:
             tl.inject("message_dropped")
             return
-        tl.push(tl.now + self.rng.randint(1, self.fp.max_delay), _MSG, (src, dst, m))
+        tl.push(tl.now + self.rng.randint(1, self.fp.max_delay), MSG, (src, dst, m))
 
     def _handle(self, mid: int, ev: Any) -> None:
         node = self.nodes[mid]
@@ -192,7 +187,7 @@ class _Run:
             elif isinstance(o, SetTimer):
                 tok = self.timer_tok.get(mid, 0) + 1
                 self.timer_tok[mid] = tok
-                self.tl.push(o.at, _TIMER, (mid, tok))
+                self.tl.push(o.at, TIMER, (mid, tok))
             elif isinstance(o, Mark):
                 if o.name == MembershipMark.COMMITTED:
                     self._committed(mid, node)
@@ -202,7 +197,7 @@ class _Run:
                 self.tl.inject("member_removed")
                 if self.trace_on:
                     self.result.trace.append(f"{now} m{mid} REMOVED {o.reason}")
-                self.tl.push(now + self.rng.randint(5, 50), _JOIN, None)
+                self.tl.push(now + self.rng.randint(5, 50), JOIN, None)
         self._check_member(mid, node)
 
     def _committed(self, mid: int, node: Membership) -> None:
@@ -242,14 +237,14 @@ class _Run:
         self.paused[m] = self.tl.now + length
         self.backlog[m] = []
         self.tl.inject("member_paused")
-        self.tl.push(self.tl.now + length, _RESUME, m)
+        self.tl.push(self.tl.now + length, RESUME, m)
 
     def _resume(self, m: int) -> None:
         self.paused.pop(m, None)
         for kind, payload in self.backlog.pop(m, []):
             if m not in self.nodes:
                 return
-            if kind == _TIMER:
+            if kind == TIMER:
                 self._handle(m, TimerFired(TICK))
             else:
                 self._handle(m, MessageReceived(payload[0], payload[2]))
@@ -260,7 +255,7 @@ class _Run:
             return
         self.cut |= cut_links(self.rng, live, shape)
         self.tl.inject(f"partition_{shape}")
-        self.tl.push(self.tl.now + length, _UNPART, None)
+        self.tl.push(self.tl.now + length, UNPARTITION, None)
 
     # ------------------------------------------------------------------ the loop
     def run(self) -> MembershipResult:
@@ -276,29 +271,29 @@ class _Run:
             if t > end:
                 break
             tl.now = t
-            if kind == _MSG:
+            if kind == MSG:
                 src, dst, m = payload
                 if dst in self.nodes:
                     if dst in self.paused:
                         self.backlog[dst].append((kind, payload))
                     else:
                         self._handle(dst, MessageReceived(src, m))
-            elif kind == _TIMER:
+            elif kind == TIMER:
                 mid, tok = payload
                 if mid in self.nodes and self.timer_tok.get(mid) == tok:
                     if mid in self.paused:
                         self.backlog[mid].append((kind, payload))
                     else:
                         self._handle(mid, TimerFired(TICK))
-            elif kind == _RESUME:
+            elif kind == RESUME:
                 self._resume(payload)
-            elif kind == _PAUSE:
+            elif kind == PAUSE:
                 self._pause(payload)
-            elif kind == _PART:
+            elif kind == PARTITION:
                 self._partition(*payload)
-            elif kind == _UNPART:
+            elif kind == UNPARTITION:
                 self.cut.clear()
-            elif kind == _CRASH:
+            elif kind == CRASH:
                 live = self._live()
                 if len(live) > 1:
                     m = self.rng.choice(live)
@@ -306,10 +301,10 @@ class _Run:
                     self.paused.pop(m, None)
                     tl.inject("member_crashed")
                     if self.rng.random() < self.fp.restarts:
-                        tl.push(t + self.rng.randint(10, 300), _JOIN, None)
-            elif kind == _JOIN:              # (every id there was: the addresses it knows)
+                        tl.push(t + self.rng.randint(10, 300), JOIN, None)
+            elif kind == JOIN:              # (every id there was: the addresses it knows)
                 self._join(tuple(range(1, self.next_id)))
-            elif kind == _HEAL:
+            elif kind == HEAL:
                 self.faulty = False
                 self.cut.clear()
                 for m in list(self.paused):

@@ -44,7 +44,7 @@ def cut_links(rng: random.Random, members: list[int], shape: str) -> set[tuple[i
         k = rng.randint(1, max(1, n // 2))
         a, b = ms[:k], ms[k:]
     elif shape == "bridge":
-        bridge, rest = ms[0], ms[1:]
+        rest = ms[1:]                      # (ms[0], the bridge, keeps every link)
         a, b = rest[:len(rest) // 2], rest[len(rest) // 2:]
         return {(x, y) for x in a for y in b} | {(y, x) for x in a for y in b}
     elif shape == "ring":
