@@ -4,10 +4,13 @@ from cpython.object cimport PyTypeObject
 from cpython.ref cimport PyObject
 
 
-cdef extern from "Python.h":
+cdef extern from "structmember.h":     # (Python.h declares PyMemberDef in full from 3.12 on)
     ctypedef struct PyMemberDef:
         int type
         Py_ssize_t offset
+
+
+cdef extern from "Python.h":
     ctypedef struct PyMemberDescrObject:
         PyMemberDef* d_member
     PyTypeObject PyMemberDescr_Type

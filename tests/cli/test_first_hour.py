@@ -351,6 +351,7 @@ def test_a_failed_chaos_run_names_the_logs_it_kept() -> None:
         logs.rmdir()
 
 
+@pytest.mark.slow          # about 110 s: the legacy design waits out every settle timeout
 def test_legacy_chaos_finishes_with_its_unsettled_notes() -> None:
     # the README's legacy run, smaller: it ends with a report (exit 0), never an empty error
     p = _run("chaos", "--members", "3", "--entries", "2000", "--kills", "1", "--seed", "1",

@@ -6,9 +6,9 @@ compiled protocol modules and the compiled simulator (``hzfast/protocol/*.so`` a
 ``hzfast/sim/cluster*.so`` beside a ``.py``) are removed, so that the patched ``.py`` is what
 Python imports; the layers run in a subprocess with ``PYTHONPATH`` on that copy, bounded by
 ``TIMEOUT`` seconds, and stop at the first catch. One test per mutant (pytest-xdist spreads
-them over the cores)::
+them over the cores); the survivors, which run every layer to its end, are marked ``slow``::
 
-    python -m pytest tests/mutants -n 2 -q -p no:cacheprovider
+    python -m pytest tests/mutants -n 2 -q -p no:cacheprovider -m "slow or not slow"
 
 ``python tests/mutants/test_mutants.py [NAME ...]`` prints the table (mutant, layer that
 caught it, time, detail); under pytest, ``HZFAST_MUTANT_REPORT=FILE`` appends each
@@ -100,7 +100,10 @@ def test_a_patch_runs_the_patched_source(tmp_path: Path) -> None:
     assert "Node" in str(out["detail"]) or "Error" in str(out["detail"]), out
 
 
-@pytest.mark.parametrize("m", MUTANTS, ids=[m.name for m in MUTANTS])
+# a survivor runs every layer to the end (the slowest kind): its test is marked slow
+@pytest.mark.parametrize("m", [pytest.param(m, marks=pytest.mark.slow)
+                               if m.expected_to_survive_today else m for m in MUTANTS],
+                         ids=[m.name for m in MUTANTS])
 def test_mutant(m: Mutant, tmp_path: Path) -> None:
     out = run_mutant(m, tmp_path)
     report = os.environ.get("HZFAST_MUTANT_REPORT")

@@ -253,6 +253,7 @@ def test_shapes_file(spark, capsys, tmp_path):
 
 
 # --------------------------------------------------------------------------- a real CLI
+@pytest.mark.slow   # about 60 s (two Spark starts); test_resume_skips_finished_ranges is the quick one
 def test_the_command_line_killed_and_resumed(tmp_path):
     """``hzfast simulate --spark`` as a user runs it (its own local[2] session), killed
     (SIGKILL) after its first batch, then run again: it finishes the sweep and reports
