@@ -130,6 +130,9 @@ class Client:
         self.owners: NDArray[np.int32] = np.zeros(0, np.int32)
         self.addresses: dict[int, tuple[str, int]] = {}
         self.table_version = -1
+        # the newest member list an answer came from, (term, version): a member on an older
+        # list (a side cut off, or one not told yet) is not believed (docs/node.md §4)
+        self.list_key: tuple[int, int] = (-1, -1)
         self.stats: dict[str, int] = {"requests": 0, "retries": 0, "locates": 0}
         self._locate_error: Exception | None = None
 
@@ -216,6 +219,15 @@ class Client:
                 waiting = waiting or (f[0] == "error" and f[2] in ("no_quorum", "not_ready"))
                 continue
             info = f[2]
+            key = (int(info.get("term", 0)), int(info["version"]))
+            if key < self.list_key:
+                self.stats["stale_answers"] = self.stats.get("stale_answers", 0) + 1
+                last = ClientError("stale_list", f"member {info.get('member')} answered "
+                                                 f"from member list {key}, older than "
+                                                 f"{self.list_key}")
+                waiting = True
+                continue
+            self.list_key = key
             P, R = int(info["partitions"]), int(info["replica_count"])
             reps = np.frombuffer(info["replicas"], dtype="<i4").reshape(P, R)
             self.partitions = P

@@ -293,6 +293,7 @@ class Member:
         self.ms: Membership | None = None
         self.view: list[MemberEntry] = []
         self.view_version = 0
+        self.view_term = 0
         self.next_id = settings.first_id
         self.addresses: dict[int, tuple[str, int]] = {}
         self.peers: dict[int, _Peer] = {}
@@ -522,7 +523,8 @@ class Member:
         ids = list(lst.members)
         old = {m for m, _, _ in self.view}
         self.view = [(m, *self.addresses.get(m, ("", 0))) for m in ids]
-        self.view_version = lst.version          # (the term is the membership's: status)
+        self.view_version = lst.version
+        self.view_term = lst.term
         self.next_id = max(self.next_id, max(ids) + 1)
         for m in ids:
             if m != self.me and m not in self.peers and m in self.addresses:
@@ -1080,7 +1082,7 @@ class Member:
                 "replicas": np.ascontiguousarray(node.replicas, "<i4").tobytes(),
                 "replica_count": self.config.replica_count,
                 "members": [list(m) for m in self.view], "version": self.view_version,
-                "stamp": node.stamp}
+                "term": self.view_term, "stamp": node.stamp}
 
     async def _on_join(self, host: str, port: int, config: Any) -> dict[str, Any]:
         if self.node is None:

@@ -62,6 +62,8 @@ def test_writes_reads_and_a_join_move_the_data(delay: int) -> None:
                 assert joiner.me == 3 and joiner.store.entries() > 0
                 assert ms[0].status()["migrations_committed"] > 0
                 await c.locate()
+                st = ms[0].status()            # the table comes with its member list's key
+                assert c.list_key == (st["term"], st["version"]) and st["version"] >= 2
                 got = await c.get_many(list(items))
                 assert got == items
             # data sits exactly where the table says, counted once per replica

@@ -1,0 +1,108 @@
+"""The client believes no table from a member list older than one it has seen.
+
+The members here are scripted listeners on 127.0.0.1 that speak the real wire protocol and
+handshake (``hzfast.node.auth``, ``hzfast.node.wire``) and answer ``locate`` with a table
+from a member list of their choosing: a member on a side that was cut off, or one not told
+of the newer list yet. The real runtime's answer carries its list's term and version
+(``tests/node/test_runtime.py`` covers that member side)."""
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import numpy as np
+import pytest
+
+from hzfast.node import auth, wire
+from hzfast.node.client import Client
+
+P = 7
+
+
+def _info(member: int, owner: int, term: int, version: int) -> dict[str, Any]:
+    replicas = np.full((P, 1), owner, "<i4")
+    return {"member": member, "partitions": P, "replicas": replicas.tobytes(),
+            "replica_count": 1, "members": [[member, "127.0.0.1", 1]], "version": version,
+            "term": term, "stamp": 0}
+
+
+class _Scripted:
+    """A listener that answers every ``locate`` with ``info`` (None: refuses no_quorum)."""
+
+    def __init__(self, info: dict[str, Any] | None) -> None:
+        self.info = info
+        self.asked = 0
+        self.server: asyncio.Server | None = None
+
+    async def start(self) -> tuple[str, int]:
+        self.server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        return self.server.sockets[0].getsockname()[:2]
+
+    async def _serve(self, r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
+        try:
+            await auth.accept(r, w, secret=b"", cluster_name="hzfast")
+            for _ in range(1000):
+                obj = await wire.read_frame(r)
+                if obj is None:
+                    break
+                f = wire.parse(obj)
+                self.asked += 1
+                if self.info is None:
+                    w.write(wire.frame("error", f[1], "no_quorum", "cut off", None))
+                else:
+                    w.write(wire.frame("ok", f[1], self.info))
+        except (OSError, asyncio.IncompleteReadError, wire.WireError):
+            pass
+        finally:
+            w.close()
+
+    def close(self) -> None:
+        assert self.server is not None
+        self.server.close()
+
+
+def _run(coro: Any) -> Any:
+    return asyncio.run(asyncio.wait_for(coro, 60))
+
+
+def test_a_table_from_an_older_list_is_not_taken() -> None:
+    async def main() -> None:
+        new = _Scripted(_info(1, owner=1, term=3, version=2))
+        old = _Scripted(_info(2, owner=2, term=2, version=9))   # a higher version, older term
+        a_new, a_old = await new.start(), await old.start()
+        c = Client([a_new, a_old], timeout=2.0, deadline=1.0)
+        try:
+            await c.locate()
+            assert c.list_key == (3, 2) and set(c.owners.tolist()) == {1}
+            new.info = None                          # the newer side stops serving
+            with pytest.raises(ConnectionError, match="stale_list"):
+                await c.locate()
+            assert old.asked >= 1 and c.stats["stale_answers"] >= 1
+            assert c.list_key == (3, 2) and set(c.owners.tolist()) == {1}   # unchanged
+            new.info = _info(1, owner=1, term=3, version=3)    # a newer list of that side
+            await c.locate()
+            assert c.list_key == (3, 3)
+        finally:
+            c.close()
+            new.close()
+            old.close()
+
+    _run(main())
+
+
+def test_the_first_answer_sets_the_key_and_a_newer_term_wins() -> None:
+    async def main() -> None:
+        old = _Scripted(_info(2, owner=2, term=1, version=5))
+        a_old = await old.start()
+        c = Client([a_old], timeout=2.0, deadline=1.0)
+        try:
+            await c.locate()                         # nothing seen yet: any list is newer
+            assert c.list_key == (1, 5) and set(c.owners.tolist()) == {2}
+            old.info = _info(2, owner=2, term=2, version=1)       # a new term resets versions
+            await c.locate()
+            assert c.list_key == (2, 1)
+        finally:
+            c.close()
+            old.close()
+
+    _run(main())
