@@ -412,3 +412,28 @@ def test_first_invalid_finds_the_first_bad_row_among_those_asked() -> None:
                 (np.asfortranarray(reps), vers, None)]:
         with pytest.raises(TypeError):
             _merge.first_invalid(*bad, VERSION_LIMIT)
+
+
+@pytest.mark.parametrize("field", ["source_current_index", "source_new_index",
+                                   "destination_current_index", "destination_new_index"])
+@pytest.mark.parametrize("value", [-2, 7])
+def test_a_replica_index_outside_the_row_is_named(field: str, value: int) -> None:
+    # each index field, just below -1 and at the row's length: the reason names the index
+    # (the kernel says "bad", the Python rule says why)
+    _a, b = _pair()
+    p = next(q for q in range(P) if b.replicas[q, 1] == 1)
+    x = _row_move(b, p, **{field: value})
+    assert not _lists.well_formed(x, MigrationInfo, P, 7)
+    assert b._check_migration(x) == "replica index out of range"
+
+
+def test_a_message_from_outside_the_member_list_is_rejected() -> None:
+    # a member the list does not hold (a removed one, or a stranger) changes nothing and
+    # is told nothing: not even its state request is answered
+    _a, b = _pair()
+    before = b.replicas.copy(), b.versions.copy()
+    out = b.handle(MessageReceived(9, msg.FetchPartitionState(9)), 5)
+    assert not [o for o in out if isinstance(o, Send)]
+    assert ("message_rejected", "FetchPartitionState from 9: unknown member") in [
+        (o.name, o.detail) for o in out if isinstance(o, Mark)]
+    assert np.array_equal(b.replicas, before[0]) and np.array_equal(b.versions, before[1])
