@@ -179,3 +179,19 @@ def test_bad_input_is_named():
         merge_tables(np.zeros((4, 4), np.int32)[:, ::2], v, t, v)
     with pytest.raises(ValueError, match="local_versions must be 1-dimensional"):
         merge_tables(t, t, t, v)
+
+
+def test_immutable_inputs_are_read_not_written():
+    # the result is always fresh: an immutable local table (read-only over bytes, as a
+    # PartitionTable's arrays are) is merged, not written into and not refused
+    local = np.frombuffer(np.array([[1, 2], [2, 1], [1, 2]], np.int32).tobytes(),
+                          np.int32).reshape(3, 2)
+    local_v = np.frombuffer(np.array([3, 3, 3], np.int32).tobytes(), np.int32)
+    received = np.array([[2, 1], [2, 1], [3, 1]], np.int32)
+    received_v = np.array([4, 3, 2], np.int32)
+    assert not local.flags.writeable and not local_v.flags.writeable
+    reps, vers, updated = merge_tables(local, local_v, received, received_v)
+    assert reps.tolist() == [[2, 1], [2, 1], [1, 2]] and vers.tolist() == [4, 3, 3]
+    assert updated.tolist() == [True, False, False]
+    assert reps.flags.writeable and vers.flags.writeable
+    assert local.tolist() == [[1, 2], [2, 1], [1, 2]] and local_v.tolist() == [3, 3, 3]
