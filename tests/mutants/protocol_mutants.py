@@ -248,4 +248,13 @@ MUTANTS: tuple[Mutant, ...] = (
             "equivalent in the safe design: SafeDesign.members_left does nothing (the "
             "master repairs, §7.7). Only the legacy design acts there, and its #5444 "
             "replay (the unit layer) still loses about half of the entries without it")),
+    Mutant(
+        "active-source-keeps-a-moved-copy", P + "member.py",
+        "                    if x.status == SUCCESS and (sni == -1 or sni > bc):\n"
+        "                        self._clear_copy(p, x)",
+        "                    if x.status == SUCCESS and (sni == -1 or sni > bc):\n"
+        "                        pass",
+        "an owner that moved its data away never drops its copy (a cosmic-ray survivor "
+        "before every replica was checked: nothing read a non-replica's data)",
+        caught_by="swarm"),
 )
