@@ -26,7 +26,8 @@ def _explain(r: MembershipResult, mcs: object) -> str:
             f"  injected={r.injected}\n  violations={r.violations[:4]}")
 
 
-@pytest.mark.parametrize("chunk", [c if c < DEFAULT_CHUNKS else pytest.param(c, marks=pytest.mark.slow)
+@pytest.mark.parametrize("chunk", [c if c < DEFAULT_CHUNKS
+                                   else pytest.param(c, marks=pytest.mark.slow)
                                    for c in range(CHUNKS)])
 @pytest.mark.parametrize("mcs", ["majority", None])
 def test_membership_swarm(chunk: int, mcs: str | None) -> None:
