@@ -34,6 +34,11 @@ class ClientError(Exception):
         self.code = code
 
 
+def _list_key(info: dict[str, Any]) -> tuple[int, int]:
+    """The member list a ``locate`` answer comes from: (term, version)."""
+    return int(info.get("term", 0)), int(info["version"])
+
+
 class _Connection:
     """One connection to a member, with many requests in flight."""
 
@@ -206,6 +211,7 @@ class Client:
         cands = list(dict.fromkeys([*self.addresses.values(), *self.seeds]))
         last: Exception | None = None
         waiting = False
+        stale: dict[str, Any] | None = None         # the newest answer from an older list
         for addr in cands:
             try:
                 f = await self.call(addr, "locate")
@@ -219,24 +225,34 @@ class Client:
                 waiting = waiting or (f[0] == "error" and f[2] in ("no_quorum", "not_ready"))
                 continue
             info = f[2]
-            key = (int(info.get("term", 0)), int(info["version"]))
+            key = _list_key(info)
             if key < self.list_key:
                 self.stats["stale_answers"] = self.stats.get("stale_answers", 0) + 1
                 last = ClientError("stale_list", f"member {info.get('member')} answered "
                                                  f"from member list {key}, older than "
                                                  f"{self.list_key}")
-                waiting = True
+                if stale is None or key > _list_key(stale):
+                    stale = info
                 continue
-            self.list_key = key
-            P, R = int(info["partitions"]), int(info["replica_count"])
-            reps = np.frombuffer(info["replicas"], dtype="<i4").reshape(P, R)
-            self.partitions = P
-            self.owners = reps[:, 0].astype(np.int32)
-            self.addresses = {int(m): (str(h), int(p)) for m, h, p in info["members"]}
-            self.table_version = int(info["version"])
-            return info, False
+            return self._take(info), False
+        if stale is not None and not waiting:
+            # no member answered from the newer list or asked to be asked again: that list
+            # is gone (its side was merged away, or the cluster started anew)
+            self.stats["list_resets"] = self.stats.get("list_resets", 0) + 1
+            return self._take(stale), False
         self._locate_error = last
         return None, waiting
+
+    def _take(self, info: dict[str, Any]) -> dict[str, Any]:
+        """Route by the table of a ``locate`` answer from now on."""
+        self.list_key = _list_key(info)
+        P, R = int(info["partitions"]), int(info["replica_count"])
+        reps = np.frombuffer(info["replicas"], dtype="<i4").reshape(P, R)
+        self.partitions = P
+        self.owners = reps[:, 0].astype(np.int32)
+        self.addresses = {int(m): (str(h), int(p)) for m, h, p in info["members"]}
+        self.table_version = int(info["version"])
+        return info
 
     def route(self, keys: list[str]) -> NDArray[np.int32]:
         """The partition of each key (Hazelcast's string-key partitioning)."""

@@ -1,4 +1,5 @@
-"""The client believes no table from a member list older than one it has seen.
+"""The client takes no table from a member list older than one it has seen while the newer
+list still answers, and takes the older one once the newer list is gone.
 
 The members here are scripted listeners on 127.0.0.1 that speak the real wire protocol and
 handshake (``hzfast.node.auth``, ``hzfast.node.wire``) and answer ``locate`` with a table
@@ -101,6 +102,30 @@ def test_the_first_answer_sets_the_key_and_a_newer_term_wins() -> None:
             old.info = _info(2, owner=2, term=2, version=1)       # a new term resets versions
             await c.locate()
             assert c.list_key == (2, 1)
+        finally:
+            c.close()
+            old.close()
+
+    _run(main())
+
+
+def test_an_older_list_is_taken_once_the_newer_one_is_gone() -> None:
+    # the side of the newer list was merged away (or the cluster started anew): no member
+    # answers from it any more, nor asks to be asked again
+    async def main() -> None:
+        new = _Scripted(_info(1, owner=1, term=3, version=2))
+        old = _Scripted(_info(2, owner=2, term=2, version=9))
+        a_new, a_old = await new.start(), await old.start()
+        c = Client([a_new, a_old], timeout=2.0, deadline=1.0)
+        try:
+            await c.locate()
+            assert c.list_key == (3, 2)
+            c.close()                              # (its connection to the newer member)
+            new.close()
+            await new.server.wait_closed()         # type: ignore[union-attr]
+            await c.locate()
+            assert c.list_key == (2, 9) and set(c.owners.tolist()) == {2}
+            assert c.stats["list_resets"] == 1 and c.stats["stale_answers"] >= 1
         finally:
             c.close()
             old.close()
