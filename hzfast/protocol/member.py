@@ -226,15 +226,16 @@ class MemberSide(NodeCore):
     def _drop_stale(self, old: NDArray[np.int32], updated: NDArray[np.bool_]) -> None:
         """A newer table from the master no longer lists this member at a data index of a
         partition it held (a completed migration it never heard of moved it out): the
-        master committed that, so its copy goes (no data stays on non-replicas, §7.4)."""
+        master committed that, so its copy goes (no data stays on non-replicas, §7.4),
+        unless it may be the last: no live member is at a data slot of the new row, and
+        the master's next step (a promotion) may list this member there again (§7.3(i))."""
         # (merge_tables took ``old`` only as a C-contiguous int32 table, and made the new
         # table and ``updated`` itself: the kernel's inputs)
         gone = _merge.left(old, self.replicas, updated.view(np.uint8), self.me,
                            self._bc + 1)
         for p in gone:
             if p not in self.active:
-                self._kept.pop(p, None)
-                self._effect(CLEAR, p)
+                self._clear_copy(p, None)
 
     # ------------------------------------------------------------------ handlers (any member)
     def _from_master(self, m: msg.Message) -> bool:

@@ -130,8 +130,8 @@ MUTANTS: tuple[Mutant, ...] = (
         caught_by="swarm"),
     Mutant(
         "stale-copy-dropped-under-a-migration", P + "member.py",
-        "            if p not in self.active:\n                self._kept.pop(p, None)",
-        "            if True:\n                self._kept.pop(p, None)",
+        "            if p not in self.active:\n                self._clear_copy(p, None)",
+        "            if True:\n                self._clear_copy(p, None)",
         "a newer table clears a copy that an active migration still reads from",
         caught_by="unit"),
     Mutant(
@@ -257,4 +257,12 @@ MUTANTS: tuple[Mutant, ...] = (
         "an owner that moved its data away never drops its copy (a cosmic-ray survivor "
         "before every replica was checked: nothing read a non-replica's data)",
         caught_by="swarm"),
+    Mutant(
+        "stale-copy-dropped-while-last", P + "member.py",
+        "            if p not in self.active:\n                self._clear_copy(p, None)",
+        "            if p not in self.active:\n                self._effect(CLEAR, p)",
+        "a member that missed the commit moving it off a data slot drops its copy as stale "
+        "although no live member holds a data slot of the partition (seed 59099 of the "
+        "long run; the promotion that follows makes it the owner of nothing)",
+        caught_by="unit"),
 )

@@ -473,12 +473,13 @@ def test_strict_checks_agreement_after_every_event(monkeypatch: pytest.MonkeyPat
     assert seen, "a member listing other replicas between its events was not reported"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "open protocol bug found by the 100,000-seed long run with the stronger checker "
-    "(docs/long-runs.md): in seed 59099 the last copy of 34 entries of partition 13 goes "
-    "with a source's clear (member 1, leaving non-data slot 3 at t=3266) after fewer than "
-    "backup_count + 1 of their holders crashed; the checker before issue 49 counted them "
-    "as expected losses. Not yet root-caused"))
 def test_seed_59099_loses_nothing_to_a_clear() -> None:
+    # found by the 100,000-seed long run with the stronger checker (docs/long-runs.md): a
+    # member that missed a commit moving it from backup slot 1 to non-data slot 2 took a
+    # newer table in which no live member held a data slot of partition 13, and dropped
+    # its copy as stale (§7.4) although it was the last one; the promotion that came next
+    # made it the owner of nothing: 34 acknowledged entries lost to a clear (the checker
+    # before issue 49 counted them as expected losses). A stale copy that may be the last
+    # is now kept like any other (§7.3(i))
     r = sim.run(59099)
     assert r.lost_by.get("clear", 0) == 0 and r.ok, r.violations[:2]
