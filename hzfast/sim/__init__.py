@@ -12,6 +12,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Iterable
 
+from hzfast.protocol.membership import MembershipConfig
 from hzfast.sim.cluster import (
     FAULT_MODES,
     ROLES,
@@ -22,6 +23,12 @@ from hzfast.sim.cluster import (
     Simulation,
     SimulationResult,
 )
+from hzfast.sim.members import nemeses
+
+#: Where :func:`run`'s member lists come from.
+MEMBERSHIP_SOURCES = ("nodes", "oracle")
+#: What a member out of the cluster does with its data (:func:`run`'s ``merge_policy``).
+MERGE_POLICIES = ("put_if_absent", "pass_through", "discard")
 
 __all__ = [
     "FAULT_MODES",
@@ -30,6 +37,8 @@ __all__ = [
     "CrashAt",
     "FaultPlan",
     "Hooks",
+    "MEMBERSHIP_SOURCES",
+    "MERGE_POLICIES",
     "Simulation",
     "SimulationResult",
     "check_settings",
@@ -48,7 +57,9 @@ def _int(v: object, name: str, lo: int, hi: int) -> int:
 
 def _check_settings(seed: int, members: int, partitions: int, backup_count: int,
                     entries: int, faults: str, script: Iterable[CrashAt], design: str,
-                    joins: int, max_parallel_migrations: int) -> tuple[CrashAt, ...]:
+                    joins: int, max_parallel_migrations: int, membership: str = "nodes",
+                    min_cluster_size: object = "majority", merge_policy: str = "put_if_absent",
+                    nemesis: str = "pause,partition") -> tuple[CrashAt, ...]:
     """:func:`run`'s argument checks (TypeError, ValueError naming the argument); the
     script as a tuple. ``hzfast simulate --jobs`` runs them before it starts workers."""
     _int(seed, "seed", 0, 2**63 - 1)
@@ -62,6 +73,17 @@ def _check_settings(seed: int, members: int, partitions: int, backup_count: int,
         raise ValueError(f"faults must be one of {FAULT_MODES}, got {faults!r}")
     if design not in ("safe", "legacy"):
         raise ValueError(f"design must be 'safe' or 'legacy', got {design!r}")
+    if membership not in MEMBERSHIP_SOURCES:
+        raise ValueError(f"membership must be one of {MEMBERSHIP_SOURCES}, got {membership!r}")
+    if merge_policy not in MERGE_POLICIES:
+        raise ValueError(f"merge_policy must be one of {MERGE_POLICIES}, got {merge_policy!r}")
+    try:
+        MembershipConfig(min_cluster_size=min_cluster_size)   # type: ignore[arg-type]
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"min_cluster_size: {exc}") from None
+    if not isinstance(nemesis, str):
+        raise TypeError(f"nemesis must be a str, got {type(nemesis).__name__}")
+    nemeses(nemesis)
     script = tuple(script)
     for c in script:
         if not isinstance(c, CrashAt):
@@ -105,13 +127,16 @@ def check_settings(seed: int = 0, **settings: object) -> None:
     k = a.arguments
     _check_settings(k["seed"], k["members"], k["partitions"], k["backup_count"], k["entries"],
                     k["faults"], k["script"], k["design"], k["joins"],
-                    k["max_parallel_migrations"])
+                    k["max_parallel_migrations"], k["membership"], k["min_cluster_size"],
+                    k["merge_policy"], k["nemesis"])
 
 
 def run(seed: int, *, members: int = 4, partitions: int = 271, backup_count: int = 1,
         entries: int = 10_000, faults: str = "swarm", script: Iterable[CrashAt] = (),
         design: str = "safe", joins: int = 0, trace: bool = False,
-        max_parallel_migrations: int = 10, strict: bool = False) -> SimulationResult:
+        max_parallel_migrations: int = 10, strict: bool = False, membership: str = "nodes",
+        min_cluster_size: int | str | None = "majority", merge_policy: str = "put_if_absent",
+        nemesis: str = "pause,partition") -> SimulationResult:
     """Simulate one seeded cluster run and check it.
 
     Parameters
@@ -148,21 +173,46 @@ def run(seed: int, *, members: int = 4, partitions: int = 271, backup_count: int
         list the same replicas for every partition they hold at one version (the safe
         design's agreement). Otherwise every pair of members is checked every 100 ticks.
         Slower; for small shapes, replays and the tests.
+    membership : {"nodes", "oracle"}, default "nodes"
+        ``"nodes"``: every member runs its own membership machine
+        (:class:`hzfast.protocol.membership.Membership`) and its node acts on the lists it
+        commits; crashes, pauses and partitions are found by heartbeats. ``"oracle"``: the
+        run publishes the member list itself, a fixed delay after each crash or join (for
+        the scripted scenarios and the replays of seeds found before).
+    min_cluster_size : int, "majority" or None, default "majority"
+        With ``membership="nodes"``: split-brain protection. A member takes writes only
+        while it holds its lease; with it off (``None``, Hazelcast's default) both sides
+        of a split serve and the smaller cluster merges into the larger when they meet.
+    merge_policy : {"put_if_absent", "pass_through", "discard"}, default "put_if_absent"
+        With ``membership="nodes"``: what a member out of the cluster does with its data
+        before it stops and a new member starts in its place: merge it into the cluster
+        (data are keys here, so both merging policies add the keys the cluster lacks), or
+        drop it (what it held alone is lost, counted as ``split_brain``).
+    nemesis : str, default "pause,partition"
+        With ``membership="nodes"`` and ``faults="swarm"``: the faults drawn besides the
+        swarm's, comma-separated: ``pause`` (a member handles nothing for a while; what is
+        sent to it waits and arrives in one burst, its timers late) and ``partition``
+        (links cut in Jepsen's shapes for a while); ``""`` for neither.
 
     Returns
     -------
     SimulationResult
         ``entries_lost`` counts acknowledged entries missing at the end,
         ``entries_lost_expected`` those lost because at least ``backup_count + 1`` of the
-        members holding them crashed; ``violations`` lists everything else that broke.
+        members holding them crashed (or, without split-brain protection, written on a
+        side that was merged away and dropped its data); ``violations`` lists everything
+        else that broke.
     """
     script = _check_settings(seed, members, partitions, backup_count, entries, faults,
-                             script, design, joins, max_parallel_migrations)
+                             script, design, joins, max_parallel_migrations, membership,
+                             min_cluster_size, merge_policy, nemesis)
     return Simulation(seed, members=members, partitions=partitions, backup_count=backup_count,
                       entries=entries, faults=faults, script=script, design=design,
                       joins=joins, trace=bool(trace),
                       max_parallel_migrations=max_parallel_migrations,
-                      strict=bool(strict)).run()
+                      strict=bool(strict), membership=membership,
+                      min_cluster_size=min_cluster_size, merge_policy=merge_policy,
+                      nemesis=nemeses(nemesis)).run()
 
 
 #: run's own signature, read once: check_settings takes its defaults from it, even while a

@@ -25,6 +25,8 @@ cdef class Checker:
     cdef public dict in_flight
     cdef public dict load
     cdef public dict published
+    cdef public object cluster_of
+    cdef public bint protected
 
     cpdef add_member(self, m, node)
     cpdef crash(self, m)

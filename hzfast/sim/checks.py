@@ -62,6 +62,11 @@ class Checker:
         # each master's latest completed list published: its ids, the members it went to,
         # and those whose acceptance of it reached the master
         self.published: dict[int, tuple[tuple[tuple[int, int], ...], set[int], set[int]]] = {}
+        #: ``cluster_of(member)``: the key of its committed member list, when members keep
+        #: their own lists (two clusters of a split brain may agree on nothing); None: one
+        self.cluster_of: object = None
+        #: split-brain protection is on (a loss to a side merged away is then a violation)
+        self.protected = True
 
     # ------------------------------------------------------------------ members
     def add_member(self, m: int, node: Node) -> None:
@@ -222,6 +227,9 @@ class Checker:
             for j in range(len(nodes)):
                 if (j <= i and mid < 0) or j == i:
                     continue
+                if self.cluster_of is not None and \
+                        self.cluster_of(a.me) != self.cluster_of(nodes[j].me):
+                    continue
                 if self._disagree(a, nodes[j]):
                     return
 
@@ -245,7 +253,7 @@ class Checker:
         member SAFE (§7.9) with the master's stamp, the table balanced, and every
         partition's owner taking writes (a write hold lifts only when the master's
         completed list reaches the owner, which a lost acknowledgement delays: §7.11)."""
-        if not self.view or self.data.pending:
+        if not self.view or self.data.pending or self.data.merging:
             return False
         master = self.nodes[self.view[0]]
         if not master.initialized or master.busy:
@@ -279,13 +287,20 @@ class Checker:
         return True
 
     # ------------------------------------------------------------------ at the end
-    def at_end(self, converged: bool) -> tuple[int, int, int, dict[str, int]]:
+    def at_end(self, converged: bool, stuck: bool = False) -> tuple[int, int, int,
+                                                                    dict[str, int]]:
         """The set check, then (if the run converged) every replica of every partition
         against the ghost model. Returns the entries lost, lost as expected, read
-        unexpectedly, and the lost ones by cause."""
+        unexpectedly, and the lost ones by cause. ``stuck``: the cluster lost its quorum
+        and can serve no more; an entry counts as kept if any live member holds it."""
         data = self.data
         read: dict[int, int] = {}
-        if self.view:
+        if stuck:                          # (a member out of the cluster still holds
+            read = dict(data.merging)      # what it could not merge yet)
+            for m in self.nodes:
+                for p, d in data.store[m].items():
+                    read[p] = read.get(p, 0) | d
+        elif self.view:
             master = self.nodes[self.view[0]]
             if master.initialized:
                 for p, o in enumerate(master.replicas[:, 0].tolist()):
@@ -293,33 +308,37 @@ class Checker:
                         read[p] = data.store[o].get(p, 0)
         n_unexpected = 0
         expected: dict[int, int] = {}
-        why = {"crashes": 0, "few_crashes": 0, "clear": 0, "not_on_owner": 0}
+        why = {"crashes": 0, "split_brain": 0, "few_crashes": 0, "clear": 0, "not_on_owner": 0}
+        # a side merged away without protection may lose what it acknowledged (its class)
+        allowed = data.lost_to_split_brain if not self.protected else {}
         bad: list[int] = []
         for p, a in data.acked.items():
             lost = a & ~read.get(p, 0)
             if not lost:
                 continue
-            held = 0                       # still held by a live member: not the owner
+            held = data.merging.get(p, 0)  # still held by a live member: not the owner
             for m in self.nodes:
                 held |= data.store[m].get(p, 0)
             gone = lost & ~held
             e_p = gone & data.lost_to_crashes.get(p, 0)
+            s_p = gone & allowed.get(p, 0)
             for cause, mask in (("crashes", e_p), ("not_on_owner", lost & held),
                                 ("few_crashes", gone & data.lost_to_few_crashes.get(p, 0)),
-                                ("clear", gone & data.lost_to_clear.get(p, 0))):
+                                ("clear", gone & data.lost_to_clear.get(p, 0)),
+                                ("split_brain", gone & data.lost_to_split_brain.get(p, 0))):
                 why[cause] += mask.bit_count()
             keys = data.keys_of[p]
-            bad.extend(keys[i] for i in bits(lost & ~e_p))
+            bad.extend(keys[i] for i in bits(lost & ~e_p & ~s_p))
             if e_p:
                 expected[p] = e_p
         for p, d in read.items():
             n_unexpected += (d & ~data.attempted.get(p, 0)).bit_count()
-        n_expected = why["crashes"]
+        n_expected = why["crashes"] + (why["split_brain"] if not self.protected else 0)
         n_lost = n_expected + len(bad)
         bad.sort()
         if bad:
             causes = ", ".join(f"{n} {_CAUSES[c]}" for c, n in why.items()
-                               if n and c != "crashes")
+                               if n and c != "crashes" and (c != "split_brain" or self.protected))
             self.tl.violation(
                 f"{len(bad)} acknowledged entries lost with fewer than {self.bc + 1} of "
                 f"their holders crashed ({causes}; e.g. keys {bad[:5]}, partitions "
@@ -373,6 +392,7 @@ class Checker:
 
 _CAUSES = {"few_crashes": "to a crash of their last holder after fewer crashes",
            "clear": "to a clear of their last copy",
+           "split_brain": "with a member out of the cluster that dropped its data",
            "not_on_owner": "missing on the owner while another member holds them"}
 
 

@@ -41,6 +41,10 @@ cdef class Simulation:
     cdef readonly Data data
     cdef readonly Checker checks
     cdef public Py_ssize_t initial_members
+    cdef public list reachable
+    cdef public object members
+    cdef public str merge_policy
+    cdef public object _view_key
 
     @cython.locals(tl=Timeline, queue=EventQueue, nodes=dict, data=Data, checks=Checker)
     cpdef _run(self)

@@ -31,11 +31,13 @@ from hzfast.protocol.events import (
     TimerFired,
 )
 from hzfast.protocol.kinds import MarkName
+from hzfast.protocol.membership import MemberList, MembershipConfig, Removed
 from hzfast.protocol.node import Config, Node
 from hzfast.protocol.outputs import MARKS, Effect, Mark, Send, SetTimer
 from hzfast.sim.checks import MARKS_WATCHED, Checker
 from hzfast.sim.data import Data
 from hzfast.sim.network import FaultPlan, Network
+from hzfast.sim.members import MEMBERSHIP_TYPES, NEMESES, Members
 from hzfast.sim.timeline import (
     ACTION,
     ARRIVE,
@@ -47,9 +49,15 @@ from hzfast.sim.timeline import (
     HEAL,
     JOIN,
     LEAVE,
+    MERGE,
+    MS_TIMER,
     MSG,
+    PARTITION,
+    PAUSE,
+    RESUME,
     SYNC_START,
     TIMER,
+    UNPARTITION,
     VIEW,
     WRITE,
     Timeline,
@@ -71,7 +79,14 @@ _PUBLISH = msg.PublishCompletedMigrations
 _PUBLISH_ACK = msg.PublishCompletedAck
 _COMMITTED, _FAILED = MarkName.MASTER_COMMITTED, MarkName.MIGRATION_FAILED
 
+#: the events addressed to one member, and where their payload names it: a paused member
+#: handles none of them until it resumes
+_MEMBER_EVENTS = {MSG: 1, EFFECT: 0, DONE: 0, TIMER: 0, ARRIVE: 1, SYNC_START: 0, VIEW: 0,
+                  MS_TIMER: 0}
+_MEMBERSHIP_TYPES = MEMBERSHIP_TYPES
+
 SAFETY_TICKS = 3_000          # the safety phase: faults on
+HEARTBEAT_TICKS = 50          # with the nodes' own lists: a member's heartbeat interval
 LIVENESS_TICKS = 40_000       # the liveness phase's bound: faults off, must converge
 CHECK_EVERY = 100             # ticks between the periodic checks
 
@@ -169,11 +184,19 @@ class SimulationResult:
     #: after at least backup_count + 1 of their holders crashed), ``few_crashes``,
     #: ``clear``, ``not_on_owner`` (violations)
     lost_by: dict[str, int] = field(default_factory=dict)
+    #: where the member lists came from: ``"nodes"`` (each member's own membership
+    #: machine) or ``"oracle"`` (the run published them)
+    membership: str = "oracle"
+    #: with the nodes' own lists: the split-brain protection the members ran with
+    min_cluster_size: int | str | None = None
+    #: with protection: crashes left the newest committed list without its quorum, so no
+    #: side may serve again (stuck by design, as any quorum system; not a failure)
+    quorum_lost: bool = False
 
     @property
     def ok(self) -> bool:
-        """No violation and converged."""
-        return self.converged and not self.violations
+        """No violation, and converged (or stuck by design: ``quorum_lost``)."""
+        return (self.converged or self.quorum_lost) and not self.violations
 
     def summary(self) -> str:
         f = ", ".join(f"{k}={v}" for k, v in sorted(self.faults_injected.items()) if v)
@@ -205,14 +228,19 @@ class Simulation:
                  sync_ticks: int = 20, strict: bool = False,
                  lite: frozenset[int] | set[int] = frozenset(),
                  tables: Mapping[int, tuple[NDArray[np.int32], NDArray[np.int32]]] | None = None,
-                 rejoin: bool = True, hooks: Hooks | None = None) -> None:
+                 rejoin: bool = True, hooks: Hooks | None = None,
+                 membership: str = "oracle", min_cluster_size: int | str | None = "majority",
+                 merge_policy: str = "put_if_absent",
+                 nemesis: tuple[str, ...] = NEMESES) -> None:
         self.rng = rng = random.Random(seed)
         self.getrandbits = rng.getrandbits
         self.seed = seed
         self.design = design
         self.trace_on = trace
         if faults == "swarm" and fault_plan is None:
-            members = rng.randint(max(2, backup_count + 1), members + 2)
+            # (a protected cluster of 2 is stuck after any failure: 3 at least then)
+            least = 3 if membership == "nodes" and min_cluster_size is not None else 2
+            members = rng.randint(max(least, backup_count + 1), members + 2)
             fault_plan = FaultPlan.draw(rng)
         elif fault_plan is None:
             fault_plan = FaultPlan()
@@ -222,7 +250,7 @@ class Simulation:
         self.config = Config(partition_count=partitions, backup_count=backup_count,
                              max_parallel_migrations=max_parallel_migrations, design=design)
         self.result = SimulationResult(seed, design, members, partitions, backup_count, entries,
-                                       faults=fault_plan)
+                                       faults=fault_plan, membership=membership)
         self.tl = Timeline()
         self.marks: dict[str, int] = {}
         self.nodes: dict[int, Node] = {}
@@ -239,14 +267,36 @@ class Simulation:
         self.events = 0
         self.hooks = hooks
         self.net = Network(self.tl, rng, fault_plan, faults == "swarm")
-        self.data = Data(self.tl, self.net, rng, self.nodes, self.view, partitions,
+        # the members a client may reach: with the nodes' own lists, every live member (a
+        # cut-off side's too), else the member list
+        self.reachable: list[int] = self.view if membership == "oracle" else []
+        self.data = Data(self.tl, self.net, rng, self.nodes, self.reachable, partitions,
                          backup_count, entries, write_window, sync_ticks)
         self.checks = Checker(self.tl, self.data, self.config, self.nodes, self.view,
                               self.lite, strict)
+        self.members: Members | None = None
+        self.merge_policy = merge_policy
+        self._view_key = (1, 1)
+        if membership == "nodes":
+            # heartbeats every HEARTBEAT_TICKS, a member suspected after 6 times that: as
+            # Hazelcast's 5 s and 60 s scaled to the run's detection delays (§12.6)
+            mcfg = MembershipConfig(heartbeat_interval=HEARTBEAT_TICKS,
+                                    heartbeat_timeout=6 * HEARTBEAT_TICKS,
+                                    min_cluster_size=min_cluster_size)
+            self.members = Members(self.tl, self.net, self.nodes, mcfg)
+            self.data.serves = self.members.serves
+            self.checks.cluster_of = self.members.cluster_of
+            self.checks.protected = mcfg.protected
+            self.result.min_cluster_size = min_cluster_size
         self.initial_members = members if rejoin else 0
         for _ in range(members):
             self._new_member(tables)
         self._publish_view()
+        if self.members is not None:
+            self.members.found(tuple(self.view))
+            if faults == "swarm":    # (their own stream: the other draws stay as they were)
+                self.members.schedule(random.Random(seed ^ 0x6E656D65), nemesis,
+                                      SAFETY_TICKS)
         self._schedule_faults()
         self.data.schedule_writes()
         for t, a in actions:
@@ -264,7 +314,10 @@ class Simulation:
         self.nodes[mid] = node
         self.data.add_member(mid)
         self.checks.add_member(mid, node)
-        self.view.append(mid)
+        if self.members is None or not self.members.ms:    # (the founders join the list)
+            self.view.append(mid)
+        if self.reachable is not self.view:
+            self.reachable.append(mid)
         return mid
 
     def _publish_view(self) -> None:
@@ -306,17 +359,28 @@ class Simulation:
         tl = self.tl
         self.checks.crash(m)
         self.data.crash(m)
-        del self.nodes[m]
-        self.view.remove(m)
+        self._gone(m)
         tl.inject("member_crashed")
         self.recent.append((tl.now, m, f"CRASH ({why})"))
         if self.trace_on:
             self.trace.append(f"{tl.now} CRASH m{m} ({why})")
         faulty = self.net.faulty
         delay = self.fp.detect_delay if faulty else 10
-        tl.push(tl.now + delay, LEAVE, m)
+        if self.members is None:             # (else the members' heartbeats detect it)
+            tl.push(tl.now + delay, LEAVE, m)
         if faulty and self.rng.random() < self.fp.restarts and tl.now < SAFETY_TICKS:
             tl.push(tl.now + delay + self.rng.randint(10, 300), JOIN, None)
+
+    def _gone(self, m: int, removed: bool = False) -> None:
+        """Member ``m`` left the run (crashed, or ``removed`` from the cluster): out of
+        every list of it."""
+        del self.nodes[m]
+        if m in self.view:
+            self.view.remove(m)
+        if self.reachable is not self.view:
+            self.reachable.remove(m)
+        if self.members is not None:
+            self.members.drop(m, removed)
 
     def join(self, lite: bool = False) -> None:
         """A new member joins (``lite``: holding no data)."""
@@ -327,7 +391,36 @@ class Simulation:
         m = self._new_member()
         self.tl.inject("member_joined")
         self.recent.append((self.tl.now, m, "JOIN"))
-        self._publish_view()
+        if self.members is None:
+            self._publish_view()
+        else:                                # it asks to be let in
+            self.members.join(m)
+
+    # ------------------------------------------------------------------ own member lists
+    def _ms(self, changed: MemberList | None, removed: Removed | None, mid: int) -> None:
+        """Act on what member ``mid``'s membership machine returned: its node takes its
+        new committed list; a member out of the cluster merges its data by the merge
+        policy and stops, and a new member starts in its place (a supervisor's restart)."""
+        members = self.members
+        assert members is not None
+        if members.newest != self._view_key:
+            self._view_key = members.newest
+            newest = members.committed[self._view_key]
+            self.view[:] = [m for m in newest if m in self.nodes]
+        if changed is not None and mid in self.nodes:
+            lite = tuple([m in self.lite for m in changed.members])
+            self._handle(mid, MembershipChanged(changed.members, lite))
+        if removed is not None and mid in self.nodes:
+            tl = self.tl
+            tl.inject("member_removed")
+            self.recent.append((tl.now, mid, f"REMOVED ({removed.reason})"))
+            if self.trace_on:
+                self.trace.append(f"{tl.now} REMOVED m{mid} ({removed.reason})")
+            self.checks.crash(mid)
+            self.data.remove(mid, self.merge_policy != "discard")
+            self._gone(mid, True)
+            if tl.now < SAFETY_TICKS + LIVENESS_TICKS // 2:
+                tl.push(tl.now + self.rng.randint(5, 50), JOIN, None)
 
     def _act(self, a: Action) -> None:
         if self.hooks is not None:
@@ -437,6 +530,8 @@ class Simulation:
     def _run(self) -> SimulationResult:
         tl, queue, nodes = self.tl, self.tl.queue, self.nodes
         data, checks = self.data, self.checks
+        members = self.members
+        paused: dict[int, int] = members.paused if members is not None else {}
         safe = self.design == "safe"
         next_check = CHECK_EVERY
         converged = False
@@ -449,10 +544,17 @@ class Simulation:
             if t > end:
                 break
             tl.now = t
+            if paused and kind in _MEMBER_EVENTS:
+                who = payload[_MEMBER_EVENTS[kind]]
+                if who in paused:             # it waits until the member resumes
+                    members.backlog[who].append((kind, payload))  # type: ignore[union-attr]
+                    continue
             # (the commonest kinds first: kinds are compared by identity)
             if kind is MSG:
                 src, dst, m = payload
-                if dst in nodes and src in nodes:
+                if members is not None and type(m) in _MEMBERSHIP_TYPES:
+                    self._ms(*members.receive(src, dst, m), dst)
+                elif dst in nodes and src in nodes:
                     if type(m) is _PUBLISH_ACK:               # (for the eviction check)
                         checks.on_publish_ack(src, dst, m)
                     self._handle(dst, _RECEIVED(src, m))
@@ -494,18 +596,40 @@ class Simulation:
                 self.net.clog(self.view)
             elif kind is FILTER:
                 self.net.filter()
+            elif kind is MS_TIMER:
+                assert members is not None
+                self._ms(*members.timer(*payload), payload[0])
+            elif kind is MERGE:
+                data.merge(payload)
             elif kind is ACTION:
                 self._act(payload)
+            elif kind is PAUSE:
+                assert members is not None
+                members.pause(self.rng, payload)
+            elif kind is RESUME:
+                assert members is not None
+                members.resume(payload)
+            elif kind is PARTITION:
+                assert members is not None
+                members.partition(self.rng, *payload)
+            elif kind is UNPARTITION:
+                self.net.cut.clear()
             elif kind is HEAL:
                 self.net.heal()
+                if members is not None:
+                    members.heal()
                 data.heal()
-                for _ in range(self.initial_members - len(self.view)):  # back to full size
+                live = len(self.view) if members is None else len(nodes)
+                for _ in range(self.initial_members - live):      # back to full size
                     self.join()
             if t >= next_check:
                 next_check = t + CHECK_EVERY
                 if safe:
                     checks.agreement()
-                if t >= SAFETY_TICKS and checks.settled():
+                if t >= SAFETY_TICKS and members is not None and members.quorum_lost():
+                    break                     # (for good: no list can commit any more)
+                if t >= SAFETY_TICKS and (members is None or members.one_cluster()) \
+                        and checks.settled():
                     converged = True
                     break
         return self._finish(converged)
@@ -520,8 +644,10 @@ class Simulation:
         r.migrations_committed = self.marks.get(_COMMITTED, 0)
         r.migrations_failed = self.marks.get(_FAILED, 0)
         r.faults_injected = dict(self.tl.injected)
+        stuck = not converged and self.members is not None and self.members.quorum_lost()
+        r.quorum_lost = stuck
         r.entries_lost, r.entries_lost_expected, r.entries_unexpected, r.lost_by = \
-            self.checks.at_end(converged)
+            self.checks.at_end(converged, stuck)
         r.entries_attempted = sum(m.bit_count() for m in data.attempted.values())
         r.entries_acknowledged = sum(m.bit_count() for m in data.acked.values())
         r.violations = list(self.tl.violations)

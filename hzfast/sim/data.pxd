@@ -27,6 +27,9 @@ cdef class Data:
     cdef public dict lost_to_crashes
     cdef public dict lost_to_few_crashes
     cdef public dict lost_to_clear
+    cdef public dict lost_to_split_brain
+    cdef public dict merging
+    cdef public object serves
     cdef public Py_ssize_t write_batches
     cdef public dict write_tries
     cdef public object write_window
@@ -35,8 +38,13 @@ cdef class Data:
 
     cpdef add_member(self, m)
     cpdef crash(self, m)
-    @cython.locals(net=Network, tl=Timeline, nodes=dict)
+    cpdef remove(self, m, bint merge)
+    @cython.locals(net=Network, tl=Timeline)
     cpdef write(self, p)
+    @cython.locals(tl=Timeline)
+    cpdef merge(self, p)
+    @cython.locals(net=Network, nodes=dict)
+    cpdef bint _put(self, p, batch, bint attempt) except -1
     @cython.locals(tl=Timeline)
     cpdef effect(self, mid, e)
     cpdef arrive(self, src, to, kind, p, x, snap, eid)
@@ -47,7 +55,7 @@ cdef class Data:
     cpdef _ghost_crash(self, m)
     cpdef clear(self, m, p)
     cpdef _others(self, m, p)
-    cpdef _vanished(self, p, crashes, few, clear)
+    cpdef _vanished(self, p, crashes, few, clear, split=*)
 
 
 @cython.locals(j=Py_ssize_t)

@@ -24,6 +24,7 @@ from hzfast.sim.timeline import (
     ARRIVE,
     DONE,
     SYNC_START,
+    MERGE,
     WRITE,
     Timeline,
     randbits,
@@ -79,6 +80,14 @@ class Data:
         self.lost_to_crashes: dict[int, int] = {}
         self.lost_to_few_crashes: dict[int, int] = {}
         self.lost_to_clear: dict[int, int] = {}
+        #: entries whose last copy went with a member out of the cluster that dropped its
+        #: data (merge policy ``discard``)
+        self.lost_to_split_brain: dict[int, int] = {}
+        #: removed members' copies waiting to be merged into the cluster, per partition
+        self.merging: dict[int, int] = {}
+        #: ``serves(member, partition, owner)``: whether a member takes a write now (the
+        #: membership layer's lease; None: every member does)
+        self.serves: object = None
         self.write_batches = 0
         self.write_tries: dict[int, int] = {}
         self.write_window = write_window
@@ -95,6 +104,28 @@ class Data:
         """Member ``m`` crashes: the ghost model counts the crash against every entry it
         held, then its data vanish."""
         self._ghost_crash(m)
+        self.store.pop(m, None)
+        self.staged.pop(m, None)
+
+    def remove(self, m: int, merge: bool) -> None:
+        """Member ``m`` is out of the cluster and stops: its copies go to the merge
+        buffer (``merge``), or are dropped (the ``discard`` policy: an entry whose last
+        copy they were is lost to the split brain)."""
+        st = self.store[m]
+        if merge:
+            tl = self.tl
+            for p, d in st.items():
+                if d:
+                    old = self.merging.get(p, 0)
+                    self.merging[p] = old | d
+                    if not old:
+                        tl.push(tl.now + 1, MERGE, p)
+        else:
+            for p, d in st.items():
+                held = d & self.acked.get(p, 0)
+                gone = held & ~self._others(m, p)
+                if gone:
+                    self._vanished(p, 0, 0, 0, gone)
         self.store.pop(m, None)
         self.staged.pop(m, None)
 
@@ -117,26 +148,50 @@ class Data:
         batch = self.pending.get(p)                   # all the partition's keys not acked yet
         if not batch:
             return
-        net, nodes, tl = self.net, self.nodes, self.tl
-        bits = net.getrandbits
+        net, tl = self.net, self.tl
         self.write_batches += 1
         tries = self.write_tries.get(p, 0) + 1
         self.write_tries[p] = tries
-        retry = tl.now + min(10 * tries, 200) + (randbits(bits, 0, 20) if net.faulty else 0)
+        retry = tl.now + min(10 * tries, 200) + (randbits(net.getrandbits, 0, 20)
+                                                 if net.faulty else 0)
+        if self._put(p, batch, True):
+            self.acked[p] = self.acked.get(p, 0) | batch
+            del self.pending[p]
+        else:
+            tl.push(retry, WRITE, p)
+
+    def merge(self, p: int) -> None:
+        """Removed members' copies of partition ``p`` (the merge buffer) are written into
+        the cluster as a client writes (put-if-absent: with key-only data, a union); the
+        buffer empties once the owner and its backups took them, else it is tried again."""
+        batch = self.merging.get(p)
+        if not batch:
+            return
+        if self._put(p, batch, False):
+            del self.merging[p]
+        else:
+            tl = self.tl
+            tl.push(tl.now + 10 + (randbits(self.net.getrandbits, 0, 20)
+                                   if self.net.faulty else 0), MERGE, p)
+
+    def _put(self, p: int, batch: int, attempt: bool) -> bool:
+        """Write the entries of ``batch`` (a mask of partition ``p``'s keys) through the
+        owner in a random member's table: True once the owner and every backup in the
+        owner's table took them. ``attempt``: count them as attempted by a client."""
+        net, nodes = self.net, self.nodes
         live = [m for m in self.view if nodes[m].initialized]
         if not live:
-            tl.push(retry, WRITE, p)
-            return
-        view = nodes[live[randbits(bits, 0, len(live) - 1)]]   # the client's cached table
+            return False
+        view = nodes[live[randbits(net.getrandbits, 0, len(live) - 1)]]  # the client's table
         owner = view.replicas.item(p, 0)
-        self.attempted[p] = self.attempted.get(p, 0) | batch
+        if attempt:
+            self.attempted[p] = self.attempted.get(p, 0) | batch
         if owner < 0 or owner not in nodes or net.lost():
-            tl.push(retry, WRITE, p)
-            return
+            return False
         node = nodes[owner]
-        if not node.accepts_write(p):
-            tl.push(retry, WRITE, p)
-            return
+        serves = self.serves
+        if not node.accepts_write(p) or (serves is not None and not serves(owner, p, owner)):
+            return False
         st = self.store[owner]
         st[p] = st.get(p, 0) | batch
         ok = True
@@ -148,16 +203,13 @@ class Data:
             if net.lost():
                 ok = False
                 continue
-            if not nodes[b].accepts_backup(p, owner):
+            if not nodes[b].accepts_backup(p, owner) or (serves is not None
+                                                         and not serves(b, p, owner)):
                 ok = False
                 continue
             st = self.store[b]
             st[p] = st.get(p, 0) | batch
-        if ok:
-            self.acked[p] = self.acked.get(p, 0) | batch
-            del self.pending[p]
-        else:
-            tl.push(retry, WRITE, p)
+        return ok
 
     # ------------------------------------------------------------------ effects
     def effect(self, mid: int, e: Effect) -> None:
@@ -170,7 +222,7 @@ class Data:
             snap = st.get(p, 0)                  # (an int: a snapshot as it is)
             to = e.to
             d = self.net.delay()
-            if self.net.lost():
+            if self.net.lost() or (self.net.cut and (mid, to) in self.net.cut):
                 tl.inject("transfer_dropped")
                 tl.push(tl.now + d, DONE, (mid, e.id, False))
                 return
@@ -297,19 +349,20 @@ class Data:
     def _others(self, m: int, p: int) -> int:
         """The entries of partition ``p`` some live member other than ``m`` holds."""
         store = self.store
-        out = 0
+        out = self.merging.get(p, 0) if self.merging else 0
         for o in self.nodes:
             if o != m:
                 out |= store[o].get(p, 0)
         return out
 
-    def _vanished(self, p: int, crashes: int, few: int, clear: int) -> None:
+    def _vanished(self, p: int, crashes: int, few: int, clear: int, split: int = 0) -> None:
         """Entries of partition ``p`` lost their last copy: to a crash after at least
         ``backup_count + 1`` holder crashes (``crashes``), to one after fewer (``few``),
-        to a clear (``clear``). Each mask is disjoint from the others."""
-        gone = crashes | few | clear
+        to a clear (``clear``), with a member out of the cluster that dropped its data
+        (``split``). Each mask is disjoint from the others."""
+        gone = crashes | few | clear | split
         for masks, new in ((self.lost_to_crashes, crashes), (self.lost_to_few_crashes, few),
-                           (self.lost_to_clear, clear)):
+                           (self.lost_to_clear, clear), (self.lost_to_split_brain, split)):
             old = masks.get(p, 0)
             if old or new:
                 masks[p] = (old & ~gone) | new

@@ -20,6 +20,7 @@ cdef class Network:
     cdef public bint faulty
     cdef public dict clogged
     cdef public dict filters
+    cdef public set cut
 
     @cython.locals(tl=Timeline)
     cpdef deliver(self, src, dst, m)

@@ -107,6 +107,8 @@ class Network:
         self.faulty = faulty
         self.clogged: dict[tuple[int, int], int] = {}
         self.filters: dict[type, tuple[str, int]] = {}
+        #: the directed links ``(from, to)`` a partition cut (they drop everything)
+        self.cut: set[tuple[int, int]] = set()
 
     def deliver(self, src: int, dst: int, m: msg.Message) -> None:
         """Send ``m`` from ``src`` to ``dst``: it arrives once, twice or never, after a
@@ -115,6 +117,9 @@ class Network:
         now = tl.now
         if not self.faulty:
             tl.push(now + 1, MSG, (src, dst, m))
+            return
+        if self.cut and (src, dst) in self.cut:
+            tl.inject("message_cut")
             return
         bits, uniform = self.getrandbits, self.random
         delay = randbits(bits, 1, self.max_delay)
@@ -167,3 +172,4 @@ class Network:
         self.faulty = False
         self.clogged.clear()
         self.filters.clear()
+        self.cut.clear()

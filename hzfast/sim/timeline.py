@@ -39,6 +39,8 @@ class EventKind(StrEnum):
     RESUME = "resume"            #: a paused member resumes (member)
     PARTITION = "partition"      #: the swarm cuts links (shape, how long)
     UNPARTITION = "unpartition"  #: the cut links work again
+    MS_TIMER = "ms_timer"        #: a member's membership timer fires (member, token)
+    MERGE = "merge"              #: a removed member merges a partition's data (partition)
 
 
 # the kinds as module constants: the event loop compares them by identity
@@ -48,8 +50,9 @@ MSG, EFFECT, DONE, WRITE, ARRIVE, TIMER, SYNC_START = (
 VIEW, LEAVE, CRASH, JOIN, CLOG, FILTER, ACTION, HEAL = (
     EventKind.VIEW, EventKind.LEAVE, EventKind.CRASH, EventKind.JOIN, EventKind.CLOG,
     EventKind.FILTER, EventKind.ACTION, EventKind.HEAL)
-PAUSE, RESUME, PARTITION, UNPARTITION = (
-    EventKind.PAUSE, EventKind.RESUME, EventKind.PARTITION, EventKind.UNPARTITION)
+PAUSE, RESUME, PARTITION, UNPARTITION, MS_TIMER, MERGE = (
+    EventKind.PAUSE, EventKind.RESUME, EventKind.PARTITION, EventKind.UNPARTITION,
+    EventKind.MS_TIMER, EventKind.MERGE)
 
 MAX_VIOLATIONS = 50              # a broken run reports its first 50
 
