@@ -525,6 +525,11 @@ class Membership:
         self._accepted_base = base
         self._vouch = frozenset(lst.members)
         cur = self.list
+        if cur is None and self._asking_since is not None:
+            # a joiner a cluster is admitting: it founds no cluster of its own while the
+            # admission may still commit (it would adopt that list with a node already
+            # set up for its own cluster)
+            self._asking_since = self._now
         ready = self._now
         if cur is not None:
             gone = set(cur.members) - set(lst.members)

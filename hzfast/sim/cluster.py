@@ -403,10 +403,9 @@ class Simulation:
         policy and stops, and a new member starts in its place (a supervisor's restart)."""
         members = self.members
         assert members is not None
-        if members.newest != self._view_key:
+        if members.newest != self._view_key or changed is not None or removed is not None:
             self._view_key = members.newest
-            newest = members.committed[self._view_key]
-            self.view[:] = [m for m in newest if m in self.nodes]
+            self.view[:] = [m for m in members.current() if m in self.nodes]
         if changed is not None and mid in self.nodes:
             lite = tuple([m in self.lite for m in changed.members])
             self._handle(mid, MembershipChanged(changed.members, lite))

@@ -198,11 +198,25 @@ class Members:
                 self.tl.violation(f"m{m} and m{o} both take writes of partition {p}")
                 return
 
-    def cluster_of(self, m: int) -> tuple[int, int] | None:
-        """The key of member ``m``'s committed list (None outside a cluster)."""
+    def current(self) -> tuple[int, ...]:
+        """The member list the run's checks follow: with protection, the newest committed
+        one; without, the list most live members hold (ties: the newest key), since
+        the two sides of a split commit keys that do not compare."""
+        if self.protected:
+            return self.committed[self.newest]
+        count: dict[MemberList, int] = {}
+        for ms in self.ms.values():
+            if ms.list is not None:
+                count[ms.list] = count.get(ms.list, 0) + 1
+        if not count:
+            return ()
+        return max(count, key=lambda lst: (count[lst], lst.key)).members
+
+    def cluster_of(self, m: int) -> MemberList | None:
+        """Member ``m``'s committed list (None outside a cluster): without protection two
+        clusters may commit lists at one key, so the list itself names the cluster."""
         ms = self.ms.get(m)
-        lst = ms.list if ms is not None and not ms.removed else None
-        return lst.key if lst is not None else None
+        return ms.list if ms is not None and not ms.removed else None
 
     def one_cluster(self) -> bool:
         """Every live member in one committed list that lists exactly them, all serving."""

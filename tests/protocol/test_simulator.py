@@ -38,7 +38,7 @@ def test_5444_safe_loses_nothing(explain: Callable[..., str]) -> None:
     r = sim.scenario_5444(design="safe")
     assert r.entries_acknowledged == 100_000
     assert r.entries_lost == 0, explain(r)
-    assert r.converged and not r.violations, explain(r)
+    assert r.ok, explain(r)
     assert r.faults_injected.get("scripted_crash") == 1
 
 
@@ -58,7 +58,7 @@ def test_swarm_safe_small_shapes(chunk: int, explain: Callable[..., str]) -> Non
     for seed in range(chunk, SEEDS, CHUNKS):
         shape = _shape(seed)
         r = sim.run(seed, **shape)
-        assert r.converged and not r.violations, explain(r, **shape)
+        assert r.ok, explain(r, **shape)
         assert r.entries_lost == r.entries_lost_expected, explain(r, **shape)
         assert r.entries_unexpected == 0
 
@@ -67,7 +67,7 @@ def test_swarm_safe_small_shapes(chunk: int, explain: Callable[..., str]) -> Non
 def test_swarm_safe_default_shape(chunk: int, explain: Callable[..., str]) -> None:
     for seed in range(100_000 + chunk, 100_000 + FULL_SEEDS, 4):
         r = sim.run(seed)
-        assert r.converged and not r.violations, explain(r)
+        assert r.ok, explain(r)
         assert r.entries_lost == r.entries_lost_expected, explain(r)
 
 
@@ -142,13 +142,13 @@ def test_scripted_crash_at_each_commit_step(role: str, mark: str,
     r = sim.run(3, members=3, partitions=16, entries=400, faults="none", joins=1,
                 script=[CrashAt(role, mark)])
     assert r.faults_injected.get("scripted_crash", 0) <= 1
-    assert r.converged and not r.violations, explain(r)
+    assert r.ok, explain(r)
     assert r.entries_lost == r.entries_lost_expected == 0, explain(r)
 
 
 def test_clean_run_moves_data_and_settles() -> None:
     r = sim.run(1, members=3, partitions=64, entries=2_000, faults="none", joins=2)
-    assert r.converged and not r.violations
+    assert r.ok
     assert r.entries_acknowledged == 2_000 and r.entries_lost == 0
     assert r.migrations_committed > 0 and r.migrations_failed == 0
     assert r.faults_injected == {"member_joined": 2}
@@ -212,7 +212,7 @@ def test_a_master_that_took_a_partition_holds_writes_until_every_member_knows() 
     # the move and the old owner's copy (without those writes) won: 35 entries lost to
     # one crash. The master now holds writes until its completed list is acknowledged.
     r = sim.run(950)
-    assert r.converged and not r.violations, r.violations
+    assert r.ok, r.violations
     assert r.entries_lost == r.entries_lost_expected
 
 
@@ -224,7 +224,7 @@ def test_crashes_count_against_the_latest_commit_not_a_recovering_masters_table(
     # Both committed replicas (m6, m1) crashed, so the loss is expected; the ghost model
     # had counted m6's crash as a first one by reading the recovering master's stale row.
     r = sim.run(6252)
-    assert r.converged and not r.violations, r.violations
+    assert r.ok, r.violations
     assert r.entries_lost == r.entries_lost_expected > 0
     assert r.faults_injected["member_crashed"] >= 2
 
@@ -236,7 +236,7 @@ def test_a_master_left_alone_lifts_its_write_holds() -> None:
     # but kept the hold, so the partition never took a write again (the run never settled)
     for seed in (43971, 57004):
         r = sim.run(seed)
-        assert r.converged and not r.violations, r.violations
+        assert r.ok, r.violations
         assert r.entries_lost == r.entries_lost_expected
         assert r.entries_acknowledged == r.entries_attempted
 
@@ -250,7 +250,7 @@ def test_a_source_does_not_keep_a_copy_after_its_move_was_committed() -> None:
     # migration drops its copy when the migration settles (tests/protocol/test_node.py).
     for seed in (29135, 79274):
         r = sim.run(seed)
-        assert r.converged and not r.violations, r.violations
+        assert r.ok, r.violations
         assert r.entries_lost == r.entries_lost_expected
 
 
@@ -264,7 +264,7 @@ def test_a_source_promoted_back_to_a_data_index_keeps_its_copy() -> None:
     # A source now keeps its copy while its table lists it at a data index.
     for seed in (330713, 331076, 332641, 335808, 337396, 337439):
         r = sim.run(seed, members=2, backup_count=0, joins=1)
-        assert r.converged and not r.violations, (seed, r.violations)
+        assert r.ok, (seed, r.violations)
         assert r.entries_lost == r.entries_lost_expected
 
 
@@ -280,7 +280,7 @@ def test_a_source_keeps_its_copy_while_no_live_member_holds_the_partition() -> N
     # not itself.
     shape = dict(members=3, partitions=97, backup_count=0, entries=2000, joins=1)
     r = sim.run(820390, **shape)
-    assert r.converged and not r.violations, r.violations
+    assert r.ok, r.violations
     assert r.entries_lost == r.entries_lost_expected > 0
     # the checker still sees a member that clears a partition it owns
     import hzfast.sim.cluster as cluster
@@ -340,7 +340,7 @@ def test_the_data_masks_cover_each_partitions_keys(partitions: int, entries: int
         assert s.data.pending[p] == (1 << len(keys)) - 1
     assert sum(m.bit_count() for m in s.data.pending.values()) == entries
     r = s.run()
-    assert r.converged and not r.violations
+    assert r.ok
     assert r.entries_acknowledged == r.entries_attempted == entries and r.entries_lost == 0
     for p, keys in s.data.keys_of.items():            # owner and backup hold every key
         assert sorted(m for m in s.nodes if s.data.store[m].get(p)) == sorted(s.nodes)
