@@ -87,9 +87,9 @@ py_directives = {
 COMPILED_PY = [
     *(os.path.join("hzfast", "protocol", f"{m}.py")
       for m in ("node", "core", "member", "master", "run", "completed", "common", "designs",
-                "config")),
+                "config", "membership")),
     *(os.path.join("hzfast", "sim", f"{m}.py")
-      for m in ("timeline", "network", "data", "checks", "cluster")),
+      for m in ("timeline", "network", "data", "checks", "members", "cluster")),
 ]
 
 # -g0: no debug sections in release builds (Python's own CFLAGS carry -g), so the wheel's

@@ -525,11 +525,6 @@ class Membership:
         self._accepted_base = base
         self._vouch = frozenset(lst.members)
         cur = self.list
-        if cur is None and self._asking_since is not None:
-            # a joiner a cluster is admitting: it founds no cluster of its own while the
-            # admission may still commit (it would adopt that list with a node already
-            # set up for its own cluster)
-            self._asking_since = self._now
         ready = self._now
         if cur is not None:
             gone = set(cur.members) - set(lst.members)
@@ -642,7 +637,16 @@ class Membership:
         cur = self.list
         if cur is not None and lst.key <= cur.key:
             return
-        if self.me in lst.members:
+        if self.me in lst.members and cur is not None and lst.master != self.me \
+                and lst.master not in cur.members:
+            # another cluster's list: within one cluster a list's master is in every list
+            # a member had since it joined (lists keep age order, a master is the oldest).
+            # An admission I accepted while joining committed after I joined elsewhere
+            # (without protection a joiner accepts any): my node is set up for my own
+            # cluster, so I leave it and join anew (§13.3(d))
+            self._removed_by = lst
+            self._out_of_cluster(f"{lst.key} of another cluster names me", lst.master)
+        elif self.me in lst.members:
             self._adopt(lst)
         elif cur is not None and self.me in cur.members:
             self._removed_by = lst

@@ -329,8 +329,8 @@ class Checker:
                 why[cause] += mask.bit_count()
             keys = data.keys_of[p]
             bad.extend(keys[i] for i in bits(lost & ~e_p & ~s_p))
-            if e_p:
-                expected[p] = e_p
+            if e_p or s_p:
+                expected[p] = e_p | s_p
         for p, d in read.items():
             n_unexpected += (d & ~data.attempted.get(p, 0)).bit_count()
         n_expected = why["crashes"] + (why["split_brain"] if not self.protected else 0)

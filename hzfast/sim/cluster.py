@@ -15,7 +15,7 @@ from __future__ import annotations
 import gc
 import random
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -31,7 +31,7 @@ from hzfast.protocol.events import (
     TimerFired,
 )
 from hzfast.protocol.kinds import MarkName
-from hzfast.protocol.membership import MemberList, MembershipConfig, Removed
+from hzfast.protocol.membership import MemberList, Membership, MembershipConfig, Removed
 from hzfast.protocol.node import Config, Node
 from hzfast.protocol.outputs import MARKS, Effect, Mark, Send, SetTimer
 from hzfast.sim.checks import MARKS_WATCHED, Checker
@@ -69,6 +69,7 @@ __all__ = ["FAULT_MODES", "ROLES", "Action", "CrashAt", "FaultPlan", "Hooks", "S
 
 
 ROLES = ("master", "source", "destination", "owner")
+ACTIONS = ("join", "crash", "crash_nth", "note", "pause", "partition")
 FAULT_MODES = ("swarm", "none")
 
 # the events a run makes most, built straight into their slots (docs/speed.md §2)
@@ -113,16 +114,24 @@ class CrashAt:
 class Action:
     """A scripted action at a time (an ``action`` event): ``join`` (a new member,
     ``lite`` or not), ``crash`` (member ``member``), ``crash_nth`` (the ``member``-th live
-    member in id order) or ``note`` (nothing happens; the hooks see it)."""
+    member in id order), ``note`` (nothing happens; the hooks see it), and with the
+    members' own lists ``pause`` (member ``member`` handles nothing for ``length`` ticks)
+    and ``partition`` (the members of ``group`` and the others cannot reach each other
+    for ``length`` ticks)."""
 
     kind: str
     member: int = -1
     lite: bool = False
+    length: int = 0
+    group: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
-        if self.kind not in ("join", "crash", "crash_nth", "note"):
-            raise ValueError(f"Action.kind must be join, crash, crash_nth or note, got "
-                             f"{self.kind!r}")
+        if self.kind not in ACTIONS:
+            raise ValueError(f"Action.kind must be one of {ACTIONS}, got {self.kind!r}")
+        if self.kind in ("pause", "partition") and (not isinstance(self.length, int)
+                                                    or self.length < 1):
+            raise ValueError(f"Action.length must be an int >= 1 for {self.kind}, got "
+                             f"{self.length!r}")
 
 
 class Hooks:
@@ -231,7 +240,8 @@ class Simulation:
                  rejoin: bool = True, hooks: Hooks | None = None,
                  membership: str = "oracle", min_cluster_size: int | str | None = "majority",
                  merge_policy: str = "put_if_absent",
-                 nemesis: tuple[str, ...] = NEMESES) -> None:
+                 nemesis: tuple[str, ...] = NEMESES,
+                 membership_factory: Callable[..., Membership] = Membership) -> None:
         self.rng = rng = random.Random(seed)
         self.getrandbits = rng.getrandbits
         self.seed = seed
@@ -283,7 +293,7 @@ class Simulation:
             mcfg = MembershipConfig(heartbeat_interval=HEARTBEAT_TICKS,
                                     heartbeat_timeout=6 * HEARTBEAT_TICKS,
                                     min_cluster_size=min_cluster_size)
-            self.members = Members(self.tl, self.net, self.nodes, mcfg)
+            self.members = Members(self.tl, self.net, self.nodes, mcfg, membership_factory)
             self.data.serves = self.members.serves
             self.checks.cluster_of = self.members.cluster_of
             self.checks.protected = mcfg.protected
@@ -432,6 +442,14 @@ class Simulation:
             order = sorted(self.nodes)
             if a.member < len(order):
                 self.crash(order[a.member], "timeline")
+        elif a.kind in ("pause", "partition"):
+            if self.members is None:
+                raise ValueError(f"Action {a.kind!r} needs the members' own lists "
+                                 f"(membership='nodes')")
+            if a.kind == "pause":
+                self.members.pause_member(a.member, a.length)
+            else:
+                self.members.cut_group(a.group, a.length)
 
     # ------------------------------------------------------------------ node calls
     def _handle(self, mid: int, ev: Any) -> None:

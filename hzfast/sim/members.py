@@ -20,6 +20,7 @@ cluster) and never touches a protocol node or the data itself.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from typing import Any
 
 from hzfast.protocol.events import MessageReceived, TimerFired
@@ -57,7 +58,9 @@ class Members:
     """
 
     def __init__(self, timeline: Timeline, net: Network, nodes: dict[int, Node],
-                 config: MembershipConfig) -> None:
+                 config: MembershipConfig,
+                 factory: Callable[..., Membership] = Membership) -> None:
+        self.factory = factory            # (a test's broken rule stands in for Membership)
         self.tl = timeline
         self.net = net
         self.nodes = nodes
@@ -75,6 +78,10 @@ class Members:
         self.term_master: dict[int, int] = {}
         self.newest: tuple[int, int] = (0, 0)
         self.known: list[int] = []                        # every id there was
+        # may_serve by member at ``_lease_at``: a lease changes only with the time or an
+        # event its member handles (which drops its entry), and a tick's writes ask often
+        self._lease: dict[int, bool] = {}
+        self._lease_at = -1
 
     # ------------------------------------------------------------------ members
     def found(self, members: tuple[int, ...]) -> None:
@@ -85,7 +92,7 @@ class Members:
         self.newest = lst.key
         for m in members:
             self.known.append(m)
-            self.ms[m] = Membership(m, self.config, founding=lst)
+            self.ms[m] = self.factory(m, self.config, founding=lst)
         for m in members:
             self.handle(m, _START)
 
@@ -93,7 +100,7 @@ class Members:
         """A new member ``m`` starts outside any cluster and asks every id it knows."""
         seeds = tuple(self.known)
         self.known.append(m)
-        self.ms[m] = Membership(m, self.config, seeds=seeds)
+        self.ms[m] = self.factory(m, self.config, seeds=seeds)
         self.handle(m, _START)
 
     def drop(self, m: int, removed: bool = False) -> None:
@@ -105,6 +112,7 @@ class Members:
         self.timer_tok.pop(m, None)
         self.paused.pop(m, None)
         self.backlog.pop(m, None)
+        self._lease.pop(m, None)
 
     # ------------------------------------------------------------------ events
     def receive(self, src: int, dst: int, m: Any) -> tuple[MemberList | None, Removed | None]:
@@ -125,6 +133,7 @@ class Members:
         """Member ``mid``'s machine takes ``ev``; its sends and timer are carried out.
         Returns its new committed list and its removal (each None if none)."""
         node = self.ms.get(mid) or self.out[mid]
+        self._lease.pop(mid, None)
         tl = self.tl
         changed: MemberList | None = None
         removed: Removed | None = None
@@ -175,26 +184,36 @@ class Members:
             return False
         if m != owner and self.net.cut and (owner, m) in self.net.cut:
             return False
-        ms = self.ms.get(m)
         now = self.tl.now
-        if ms is None or not ms.may_serve(now):
+        if not self._leased(m, now):
             return False
         if m == owner and self.protected:
             self._check_writer(m, p, now)
         return True
+
+    def _leased(self, m: int, now: int) -> bool:
+        """``may_serve(now)`` of member ``m`` (False if it is gone), cached for the tick."""
+        if now != self._lease_at:
+            self._lease_at = now
+            self._lease.clear()
+        ok = self._lease.get(m)
+        if ok is None:
+            ms = self.ms.get(m)
+            ok = self._lease[m] = ms is not None and ms.may_serve(now)
+        return ok
 
     def _check_writer(self, m: int, p: int, now: int) -> None:
         newest = self.committed[self.newest]
         if m not in newest:
             self.tl.violation(f"m{m} takes a write of partition {p} while the committed "
                               f"list {self.newest} {newest} leaves it out")
-        for o, ms in self.ms.items():
+        for o in self.ms:
             if o == m or o in self.paused:
                 continue
             node = self.nodes.get(o)
             if node is None or not node.initialized or node.replicas.item(p, 0) != o:
                 continue
-            if node.accepts_write(p) and ms.may_serve(now):
+            if node.accepts_write(p) and self._leased(o, now):
                 self.tl.violation(f"m{m} and m{o} both take writes of partition {p}")
                 return
 
@@ -256,9 +275,13 @@ class Members:
     def pause(self, rng: random.Random, length: int) -> None:
         """Pause a random live member for ``length`` ticks."""
         live = sorted(m for m in self.ms if m not in self.paused)
-        if not live:
+        if live:
+            self.pause_member(rng.choice(live), length)
+
+    def pause_member(self, m: int, length: int) -> None:
+        """Pause member ``m`` (if live and running) for ``length`` ticks."""
+        if m not in self.ms or m in self.paused:
             return
-        m = rng.choice(live)
         self.paused[m] = self.tl.now + length
         self.backlog[m] = []
         self.tl.inject("member_paused")
@@ -279,6 +302,15 @@ class Members:
             return
         self.net.cut |= cut_links(rng, live, shape)
         self.tl.inject(f"partition_{shape}")
+        self.tl.push(self.tl.now + length, UNPARTITION, None)
+
+    def cut_group(self, group: tuple[int, ...], length: int) -> None:
+        """Cut every link between the members of ``group`` and the others, both ways,
+        for ``length`` ticks."""
+        a = set(group)
+        b = set(self.ms) - a
+        self.net.cut |= {(x, y) for x in a for y in b} | {(y, x) for x in a for y in b}
+        self.tl.inject("partition_scripted")
         self.tl.push(self.tl.now + length, UNPARTITION, None)
 
     def heal(self) -> None:

@@ -115,11 +115,11 @@ class Network:
         delay (a drawn one, longer on a slow or clogged link or a delaying filter)."""
         tl = self.tl
         now = tl.now
+        if self.cut and (src, dst) in self.cut:     # (a partition: scripted ones too)
+            tl.inject("message_cut")
+            return
         if not self.faulty:
             tl.push(now + 1, MSG, (src, dst, m))
-            return
-        if self.cut and (src, dst) in self.cut:
-            tl.inject("message_cut")
             return
         bits, uniform = self.getrandbits, self.random
         delay = randbits(bits, 1, self.max_delay)
