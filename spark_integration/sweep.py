@@ -30,7 +30,8 @@ __all__ = ["SEEDS_PER_TASK", "SHAPE_SETTINGS", "SIMULATION_SCHEMA", "SWEEP_CONF"
 #: The settings of a shape: :func:`hzfast.sim.run`'s keywords a sweep may set (``script``
 #: and ``trace`` are not: a row's replay line could not express them).
 SHAPE_SETTINGS = ("members", "partitions", "backup_count", "entries", "faults", "design",
-                  "joins", "max_parallel_migrations", "strict")
+                  "joins", "max_parallel_migrations", "strict", "membership",
+                  "min_cluster_size", "merge_policy", "nemesis")
 
 #: Seeds per task (per unit) unless told: a default-shape seed takes 25-100 ms of CPU on a
 #: 2-core machine (by the day and the load), so a unit is 1-3 s: enough to amortise a
@@ -56,11 +57,14 @@ SIMULATION_SCHEMA = pa.schema([
     # the shape's settings (as given to hzfast.sim.run)
     ("members", _INT), ("partitions", _INT), ("backup_count", _INT), ("entries", _INT),
     ("faults", _STR), ("design", _STR), ("joins", _INT), ("max_parallel_migrations", _INT),
-    ("strict", _BOOL),
+    ("strict", _BOOL), ("membership", _STR),
+    ("min_cluster_size", _STR),              # ("majority", a count, or null: protection off)
+    ("merge_policy", _STR), ("nemesis", _STR),
     # what the run did and found
     ("members_at_start", _INT), ("entries_attempted", _LONG), ("entries_acknowledged", _LONG),
     ("entries_lost", _LONG), ("entries_lost_expected", _LONG), ("entries_unexpected", _LONG),
-    ("converged", _BOOL), ("violations", pa.list_(_STR)), ("ok", _BOOL),
+    ("converged", _BOOL), ("quorum_lost", _BOOL), ("violations", pa.list_(_STR)),
+    ("ok", _BOOL), ("lost_by", _COUNTS),
     ("events", _LONG), ("ticks", _LONG),
     ("migrations_committed", _LONG), ("migrations_failed", _LONG),
     ("faults_injected", _COUNTS), ("marks", _COUNTS),
@@ -178,14 +182,16 @@ def _rows(shape_index: int, settings: dict[str, Any], replay: str, lo: int,
         w0, c0 = time.perf_counter(), time.process_time()
         r = sim.run(seed, **settings)
         cpu, wall = time.process_time() - c0, time.perf_counter() - w0
-        ok = bool(r.converged and not r.violations
-                  and r.entries_lost == r.entries_lost_expected)
+        ok = bool(r.ok and r.entries_lost == r.entries_lost_expected)
         values = dict(settings)
+        mcs = settings["min_cluster_size"]
+        values["min_cluster_size"] = None if mcs is None else str(mcs)
         values.update(
             seed=seed, shape=shape_index, members_at_start=r.members,
             entries_attempted=r.entries_attempted, entries_acknowledged=r.entries_acknowledged,
             entries_lost=r.entries_lost, entries_lost_expected=r.entries_lost_expected,
             entries_unexpected=r.entries_unexpected, converged=bool(r.converged),
+            quorum_lost=bool(r.quorum_lost), lost_by=sorted(r.lost_by.items()),
             violations=list(r.violations), ok=ok, events=r.events, ticks=r.time,
             migrations_committed=r.migrations_committed,
             migrations_failed=r.migrations_failed,
@@ -291,8 +297,10 @@ def simulate(spark, seeds, *, shapes: Sequence[Mapping[str, Any]] | None = None,
           ``entries_attempted``, ``entries_acknowledged``, ``entries_lost``,
           ``entries_lost_expected`` (more holders crashed than backups),
           ``entries_unexpected``;
-        * ``converged``, ``violations`` (array of text), ``ok`` (converged, no violation,
-          no loss beyond the expected), ``events`` (node events), ``ticks``,
+        * ``converged``, ``quorum_lost`` (stuck by design: the newest list's quorum
+          crashed), ``violations`` (array of text), ``ok`` (converged or stuck by design,
+          no violation, no loss beyond the expected), ``lost_by`` (map: cause -> lost
+          entries), ``events`` (node events), ``ticks``,
           ``migrations_committed``, ``migrations_failed``;
         * ``faults_injected`` and ``marks`` (maps: kind -> count);
         * ``wall_seconds`` and ``cpu_seconds`` of the run in its worker;

@@ -49,7 +49,7 @@ from hzfast.cli.simulate import (
 __all__ = ["register", "run_spark"]
 
 _MANIFEST = "_sweep.json"   # "_": Spark's Parquet reader skips it
-_FORMAT = 1
+_FORMAT = 2                # (2: the membership settings and results)
 _PART = re.compile(r"^part-(\d{8})-(\d{8})\.parquet$")
 _EXAMPLES = 5              # rows not ok (a legacy run's losses too) shown with their replay
 _MIN_BATCH_UNITS = 64       # units per batch (Spark job) at least: a part file each
@@ -57,7 +57,8 @@ _IN_FLIGHT = 2              # batches submitted at once (the next one fills the 
                             # current one's last tasks leave idle)
 _TALLIED = ("seed", "shape", "design", "members_at_start", "entries_acknowledged",
             "entries_lost", "entries_lost_expected", "converged", "events", "violations",
-            "faults_injected", "marks", "summary", "last_events", "replay", "ok")
+            "faults_injected", "marks", "summary", "last_events", "replay", "ok",
+            "quorum_lost", "lost_by")
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -100,6 +101,9 @@ class _Row:
         self.entries_lost = d["entries_lost"]
         self.entries_lost_expected = d["entries_lost_expected"]
         self.converged = d["converged"]
+        self.quorum_lost = d["quorum_lost"]
+        self.lost_by = dict(d["lost_by"] or ())
+        self.ok = bool((self.converged or self.quorum_lost) and not d["violations"])
         self.events = d["events"]
         self.violations = list(d["violations"] or ())
         self.faults_injected = dict(d["faults_injected"] or ())
@@ -121,7 +125,9 @@ def _shapes(args: argparse.Namespace, si: Any) -> list[dict[str, Any]]:
             "backup_count": args.backup_count, "entries": args.entries,
             "faults": args.faults, "design": args.design, "joins": args.joins,
             "max_parallel_migrations": args.max_parallel_migrations,
-            "strict": bool(args.strict)}
+            "strict": bool(args.strict), "membership": args.member_lists,
+            "min_cluster_size": args.min_cluster_size, "merge_policy": args.merge_policy,
+            "nemesis": args.nemesis}
     if args.shapes is None:
         try:
             return [si.shape_settings(base, where="simulate")]

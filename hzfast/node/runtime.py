@@ -588,8 +588,10 @@ class Member:
     def _ms_feed(self, ev: Event) -> None:
         """Hand one event to the membership machine and carry out what it returns."""
         ms = self.ms
-        if ms is None or self._leaving:
+        if ms is None:
             return
+        # (while it leaves, a removed machine still answers a heartbeat of an older list
+        # with the list that removed it, docs/design.md §13.3(b): the simulator's rule too)
         outs = ms.handle(ev, self.mnow())
         if any(isinstance(o, ListChanged) and o.lst.master == self.me for o in outs):
             self._broadcast_addresses()      # before the list itself reaches anyone

@@ -10,6 +10,8 @@ through their public queries and never changes a member or its data.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -64,7 +66,7 @@ class Checker:
         self.published: dict[int, tuple[tuple[tuple[int, int], ...], set[int], set[int]]] = {}
         #: ``cluster_of(member)``: the key of its committed member list, when members keep
         #: their own lists (two clusters of a split brain may agree on nothing); None: one
-        self.cluster_of: object = None
+        self.cluster_of: Callable[[int], object] | None = None
         #: split-brain protection is on (a loss to a side merged away is then a violation)
         self.protected = True
 

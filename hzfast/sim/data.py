@@ -10,6 +10,7 @@ writes are masks the same way.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
 import numpy as np
 from numpy.typing import NDArray
@@ -87,7 +88,7 @@ class Data:
         self.merging: dict[int, int] = {}
         #: ``serves(member, partition, owner)``: whether a member takes a write now (the
         #: membership layer's lease; None: every member does)
-        self.serves: object = None
+        self.serves: Callable[[int, int, int], bool] | None = None
         self.write_batches = 0
         self.write_tries: dict[int, int] = {}
         self.write_window = write_window

@@ -435,3 +435,37 @@ def test_a_heartbeat_lifts_a_suspicion() -> None:
     net.drop = set()
     net.step(30)
     assert net.nodes[1].suspects(net.now) == set() and net.serving() == {1, 2, 3}
+
+
+def test_slave_splits_and_eventually_merges_back() -> None:
+    # MembershipFailureTest.slave_splits_and_eventually_merges_back (Hazelcast's default,
+    # no protection): member 3 hears nobody for a while, the two others remove it and it
+    # goes on as a cluster of its own; once the links work again the smaller cluster (3
+    # alone) merges into the larger one: it is out, told to rejoin through master 1
+    net = Net(3, OPEN)
+    net.step(30)
+    net.split({3}, {1, 2})
+    net.step(4 * T)
+    assert net.nodes[1].members == (1, 2) and net.nodes[3].members == (3,)
+    assert net.serving() == {1, 2, 3}
+    net.cut.clear()
+    net.step(3 * T)
+    assert net.nodes[3].removed and not net.nodes[1].removed and not net.nodes[2].removed
+    assert {o.into for o in net.outs[3] if type(o) is Removed} == {1}
+    assert _alive_lists(net) == {(1, 2)}
+
+
+def test_a_member_suspected_by_the_others_learns_it_is_out() -> None:
+    # MembershipFailureTest.heartbeat_not_sent_to_suspected_member: the master stops hearing
+    # member 2 (its heartbeats to the master are lost) while 2 still hears everyone; the
+    # others remove it, and 2 learns it is out from the list they answer its heartbeats
+    # with (explicit suspicion; Hazelcast's heartbeat complaint ends the same way)
+    net = Net(3)
+    net.step(30)
+    net.cut |= {(2, 1), (2, 3)}
+    net.step(3 * T)
+    assert _alive_lists(net) == {(1, 3)}
+    net.cut.clear()
+    net.step(3 * 10)
+    assert net.nodes[2].removed and not net.nodes[2].may_serve(net.now)
+    assert [o for o in net.outs[2] if type(o) is Removed]

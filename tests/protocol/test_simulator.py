@@ -211,7 +211,7 @@ def test_a_master_that_took_a_partition_holds_writes_until_every_member_knows() 
     # writes, then crashed before any member heard of the commit; the new master failed
     # the move and the old owner's copy (without those writes) won: 35 entries lost to
     # one crash. The master now holds writes until its completed list is acknowledged.
-    r = sim.run(950)
+    r = sim.run(950, membership="oracle")          # (found with oracle lists)
     assert r.ok, r.violations
     assert r.entries_lost == r.entries_lost_expected
 
@@ -223,7 +223,7 @@ def test_crashes_count_against_the_latest_commit_not_a_recovering_masters_table(
     # [m6, m2]. Then m6 crashed, and m2, learning of m1's commit, cleared its surplus copy.
     # Both committed replicas (m6, m1) crashed, so the loss is expected; the ghost model
     # had counted m6's crash as a first one by reading the recovering master's stale row.
-    r = sim.run(6252)
+    r = sim.run(6252, membership="oracle")
     assert r.ok, r.violations
     assert r.entries_lost == r.entries_lost_expected > 0
     assert r.faults_injected["member_crashed"] >= 2
@@ -235,7 +235,7 @@ def test_a_master_left_alone_lifts_its_write_holds() -> None:
     # other members crashed first, and with nobody left to ask the master dropped the list
     # but kept the hold, so the partition never took a write again (the run never settled)
     for seed in (43971, 57004):
-        r = sim.run(seed)
+        r = sim.run(seed, membership="oracle")
         assert r.ok, r.violations
         assert r.entries_lost == r.entries_lost_expected
         assert r.entries_acknowledged == r.entries_attempted
@@ -249,7 +249,7 @@ def test_a_source_does_not_keep_a_copy_after_its_move_was_committed() -> None:
     # Promotions now carry the completed list, and a source whose table moved past a
     # migration drops its copy when the migration settles (tests/protocol/test_node.py).
     for seed in (29135, 79274):
-        r = sim.run(seed)
+        r = sim.run(seed, membership="oracle")
         assert r.ok, r.violations
         assert r.entries_lost == r.entries_lost_expected
 
@@ -263,7 +263,7 @@ def test_a_source_promoted_back_to_a_data_index_keeps_its_copy() -> None:
     # m3, finalizing the move as its source, cleared the copy it was now the owner of.
     # A source now keeps its copy while its table lists it at a data index.
     for seed in (330713, 331076, 332641, 335808, 337396, 337439):
-        r = sim.run(seed, members=2, backup_count=0, joins=1)
+        r = sim.run(seed, members=2, backup_count=0, joins=1, membership="oracle")
         assert r.ok, (seed, r.violations)
         assert r.entries_lost == r.entries_lost_expected
 
@@ -279,7 +279,7 @@ def test_a_source_keeps_its_copy_while_no_live_member_holds_the_partition() -> N
     # data slot is alive (§7.3(i)), and drops it once the row lists a live one that is
     # not itself.
     shape = dict(members=3, partitions=97, backup_count=0, entries=2000, joins=1)
-    r = sim.run(820390, **shape)
+    r = sim.run(820390, membership="oracle", **shape)
     assert r.ok, r.violations
     assert r.entries_lost == r.entries_lost_expected > 0
     # the checker still sees a member that clears a partition it owns
@@ -481,5 +481,5 @@ def test_seed_59099_loses_nothing_to_a_clear() -> None:
     # made it the owner of nothing: 34 acknowledged entries lost to a clear (the checker
     # before issue 49 counted them as expected losses). A stale copy that may be the last
     # is now kept like any other (§7.3(i))
-    r = sim.run(59099)
+    r = sim.run(59099, membership="oracle")
     assert r.lost_by.get("clear", 0) == 0 and r.ok, r.violations[:2]

@@ -54,7 +54,8 @@ def test_swarm_with_pauses_and_partitions_loses_nothing(chunk: int) -> None:
 
 def _scripted(actions: tuple[tuple[int, Action], ...], **kw: object) -> SimulationResult:
     s = Simulation(1, members=5, partitions=271, backup_count=1, entries=10_000,
-                   faults="none", membership="nodes", actions=actions, **kw)  # type: ignore[arg-type]
+                   faults="none", membership="nodes", actions=actions,
+                   **kw)  # type: ignore[arg-type]
     return s.run()
 
 

@@ -130,7 +130,10 @@ def test_totals_equal_jobs_on_the_same_seeds(spark, capsys, tmp_path):
                                    "--seeds-per-task", "7")
     assert status == 0 and spark_run["seeds_run"] == 60 and spark_run["seeds_resumed"] == 0
     assert _strip(spark_run) == _strip(local)
-    assert local["events"] > 0 and local["entries_acknowledged"] == 60 * 200
+    # every write of a run that ended as one cluster was acknowledged; the others lost
+    # their quorum to crashes (stuck by design), and both kinds were tallied alike
+    assert local["events"] > 0 and local["converged"] + local["quorum_lost"] == 60
+    assert local["entries_acknowledged"] >= 200 * local["converged"] and local["quorum_lost"]
     # the rows, read back with Spark, sum to the same
     df = spark.read.parquet(str(tmp_path / "out"))
     from pyspark.sql import functions as F
