@@ -45,6 +45,9 @@ _SWARM = (("--members", "members", 4), ("-p", "partitions", 271), ("-b", "backup
           ("--merge-policy", "merge_policy", "put_if_absent"),
           ("--nemesis", "nemesis", "pause,partition"))
 _DEFAULT = {name: default for _, name, default in _SWARM}
+#: the settings whose ``args`` name is not :func:`hzfast.sim.run`'s keyword (``--membership``
+#: is taken: it runs the membership simulation alone)
+RUN_KEYWORD = {"member_lists": "membership"}
 # the same for --scenario 5444 (hzfast.sim.scenario_5444's settings)
 _SCENARIO = (("--entries", "entries", 100_000), ("--design", "design", "safe"))
 _SCENARIO_DEFAULT = {name: default for _, name, default in _SCENARIO}
@@ -319,8 +322,9 @@ def replay_command(seed: int, settings: Any) -> str:
     'hzfast simulate --seed-start 7 --seeds 1 -p 32 --design legacy --strict --trace'
     """
     named = dict(settings)
-    if "membership" in named:                   # (run's keyword; the flag's own name)
-        named["member_lists"] = named.pop("membership")
+    for flag, keyword in RUN_KEYWORD.items():   # (run's keyword -> the flag's own name)
+        if keyword in named:
+            named[flag] = named.pop(keyword)
     flags = _replay_flags(argparse.Namespace(scenario=None, **named))
     return " ".join(f"hzfast simulate --seed-start {seed} --seeds 1 {flags} --trace".split())
 

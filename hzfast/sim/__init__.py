@@ -174,20 +174,18 @@ def run(seed: int, *, members: int = 4, partitions: int = 271, backup_count: int
         design's agreement). Otherwise every pair of members is checked every 100 ticks.
         Slower; for small shapes, replays and the tests.
     membership : {"nodes", "oracle"}, default "nodes"
-        ``"nodes"``: every member runs its own membership machine
-        (:class:`hzfast.protocol.membership.Membership`) and its node acts on the lists it
-        commits; crashes, pauses and partitions are found by heartbeats. ``"oracle"``: the
-        run publishes the member list itself, a fixed delay after each crash or join (for
-        the scripted scenarios and the replays of seeds found before).
+        ``"nodes"``: each member runs its own :class:`hzfast.protocol.membership.Membership`
+        and its node acts on the lists it commits (docs/design.md §12.6). ``"oracle"``: the
+        run publishes the list a drawn delay after each crash or join (replays of seeds
+        found before).
     min_cluster_size : int, "majority" or None, default "majority"
         With ``membership="nodes"``: split-brain protection. A member takes writes only
         while it holds its lease; with it off (``None``, Hazelcast's default) both sides
         of a split serve and the smaller cluster merges into the larger when they meet.
     merge_policy : {"put_if_absent", "pass_through", "discard"}, default "put_if_absent"
         With ``membership="nodes"``: what a member out of the cluster does with its data
-        before it stops and a new member starts in its place: merge it into the cluster
-        (data are keys here, so both merging policies add the keys the cluster lacks), or
-        drop it (what it held alone is lost, counted as ``split_brain``).
+        before it stops and a new member starts in its place: merge it (data are keys
+        here: both add the keys the cluster lacks), or drop it (``split_brain`` losses).
     nemesis : str, default "pause,partition"
         With ``membership="nodes"`` and ``faults="swarm"``: the faults drawn besides the
         swarm's, comma-separated: ``pause`` (a member handles nothing for a while; what is

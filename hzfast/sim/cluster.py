@@ -288,16 +288,7 @@ class Simulation:
         self.merge_policy = merge_policy
         self._view_key = (1, 1)
         if membership == "nodes":
-            # heartbeats every HEARTBEAT_TICKS, a member suspected after 6 times that: as
-            # Hazelcast's 5 s and 60 s scaled to the run's detection delays (§12.6)
-            mcfg = MembershipConfig(heartbeat_interval=HEARTBEAT_TICKS,
-                                    heartbeat_timeout=6 * HEARTBEAT_TICKS,
-                                    min_cluster_size=min_cluster_size)
-            self.members = Members(self.tl, self.net, self.nodes, mcfg, membership_factory)
-            self.data.serves = self.members.serves
-            self.checks.cluster_of = self.members.cluster_of
-            self.checks.protected = mcfg.protected
-            self.result.min_cluster_size = min_cluster_size
+            self.members = self._own_lists(min_cluster_size, membership_factory)
         self.initial_members = members if rejoin else 0
         for _ in range(members):
             self._new_member(tables)
@@ -311,6 +302,20 @@ class Simulation:
         self.data.schedule_writes()
         for t, a in actions:
             self.tl.push(t, ACTION, a)
+
+    def _own_lists(self, min_cluster_size: int | str | None,
+                   factory: Callable[..., Membership]) -> Members:
+        """The membership layer: heartbeats every HEARTBEAT_TICKS, a member suspected
+        after six times that (a lease needs echoes fresher than half of it; §12.6)."""
+        mcfg = MembershipConfig(heartbeat_interval=HEARTBEAT_TICKS,
+                                heartbeat_timeout=6 * HEARTBEAT_TICKS,
+                                min_cluster_size=min_cluster_size)
+        members = Members(self.tl, self.net, self.nodes, mcfg, factory)
+        self.data.serves = members.serves
+        self.checks.cluster_of = members.cluster_of
+        self.checks.protected = mcfg.protected
+        self.result.min_cluster_size = min_cluster_size
+        return members
 
     # ------------------------------------------------------------------ members
     def _new_member(self, tables: Mapping[int, tuple[Any, Any]] | None = None) -> int:
@@ -604,41 +609,11 @@ class Simulation:
                     self._handle(mid, ev)
             elif kind is LEAVE:
                 self._publish_view()
-            elif kind is CRASH:
-                if len(self.view) > 1:
-                    self.crash(self.rng.choice(self.view), "swarm")
-            elif kind is JOIN:
-                self.join()
-            elif kind is CLOG:
-                self.net.clog(self.view)
-            elif kind is FILTER:
-                self.net.filter()
             elif kind is MS_TIMER:
                 assert members is not None
                 self._ms(*members.timer(*payload), payload[0])
-            elif kind is MERGE:
-                data.merge(payload)
-            elif kind is ACTION:
-                self._act(payload)
-            elif kind is PAUSE:
-                assert members is not None
-                members.pause(self.rng, payload)
-            elif kind is RESUME:
-                assert members is not None
-                members.resume(payload)
-            elif kind is PARTITION:
-                assert members is not None
-                members.partition(self.rng, *payload)
-            elif kind is UNPARTITION:
-                self.net.cut.clear()
-            elif kind is HEAL:
-                self.net.heal()
-                if members is not None:
-                    members.heal()
-                data.heal()
-                live = len(self.view) if members is None else len(nodes)
-                for _ in range(self.initial_members - live):      # back to full size
-                    self.join()
+            else:
+                self._rare(kind, payload)
             if t >= next_check:
                 next_check = t + CHECK_EVERY
                 if safe:
@@ -650,6 +625,42 @@ class Simulation:
                     converged = True
                     break
         return self._finish(converged)
+
+    def _rare(self, kind: object, payload: Any) -> None:
+        """The event kinds a run has few of: faults, joins, actions, the heal."""
+        members = self.members
+        if kind is CRASH:
+            if len(self.view) > 1:
+                self.crash(self.rng.choice(self.view), "swarm")
+        elif kind is JOIN:
+            self.join()
+        elif kind is CLOG:
+            self.net.clog(self.view)
+        elif kind is FILTER:
+            self.net.filter()
+        elif kind is MERGE:
+            self.data.merge(payload)
+        elif kind is ACTION:
+            self._act(payload)
+        elif kind is PAUSE:
+            assert members is not None
+            members.pause(self.rng, payload)
+        elif kind is RESUME:
+            assert members is not None
+            members.resume(payload)
+        elif kind is PARTITION:
+            assert members is not None
+            members.partition(self.rng, *payload)
+        elif kind is UNPARTITION:
+            self.net.cut.clear()
+        elif kind is HEAL:
+            self.net.heal()
+            if members is not None:
+                members.heal()
+            self.data.heal()
+            live = len(self.view) if members is None else len(self.nodes)
+            for _ in range(self.initial_members - live):      # back to full size
+                self.join()
 
     def _finish(self, converged: bool) -> SimulationResult:
         r = self.result
