@@ -175,6 +175,9 @@ class Membership:
         self._known: set[int] = (set(seeds) | set(founding.members if founding else ())) \
             - {me}
         self._joiners: set[int] = set()
+        #: members a list this member adopted left out: an id is never admitted again (a
+        #: removed member rejoins under a new id, with a node that starts afresh)
+        self._departed: set[int] = set()
         self._round: _Round | None = None
         self._adopted_at = 0                    # when the committed list was adopted
         self._asking_since: int | None = None   # a joiner: since when it asks
@@ -347,7 +350,7 @@ class Membership:
         lst = self.list
         assert lst is not None
         gone = self.suspects(self._now)
-        joiners = tuple(sorted(self._joiners - set(lst.members)))
+        joiners = tuple(sorted(self._joiners - set(lst.members) - self._departed))
         key = lst.key
         if self.promised != key or self.accepted is not None or any(
                 self._their_promised.get(m, key) > key for m in lst.members):
@@ -666,6 +669,8 @@ class Membership:
         self._known.add(j)
         if j in lst.members:
             self._send(j, ListCommit(self.me, lst))     # it missed its admission
+        elif j in self._departed:
+            return                                      # (a late request of a former member)
         elif self.is_master:
             self._joiners.add(j)
         elif j == m.sender:
@@ -714,6 +719,8 @@ class Membership:
         for m in old - set(lst.members):
             for d in (self._heard, self._echo, self._their_sent, self._their_promised):
                 d.pop(m, None)
+            self._departed.add(m)
+            self._joiners.discard(m)
         self._known |= set(lst.members)
         self._known.discard(self.me)
         self._mark(MembershipMark.ADOPTED, f"{lst.key} {lst.members}")
