@@ -654,6 +654,11 @@ class Membership:
         elif cur is not None and self.me in cur.members:
             self._removed_by = lst
             self._out_of_cluster(f"list {lst.key} does not name me", lst.master)
+        elif cur is None:
+            # a joiner is sent a list without it only when its id was admitted and left out
+            # before it learned either (_on_join): the id is spent, it joins anew (§13.3(a))
+            self._removed_by = lst
+            self._out_of_cluster(f"my id was left out by {lst.key}", lst.master)
 
     def _on_list_request(self, m: ListRequest) -> None:
         if self.list is not None:
@@ -670,7 +675,11 @@ class Membership:
         if j in lst.members:
             self._send(j, ListCommit(self.me, lst))     # it missed its admission
         elif j in self._departed:
-            return                                      # (a late request of a former member)
+            # a former member's request (a late one, or a joiner admitted and left out
+            # before it learned either): never admitted again; told the list, so that a
+            # joiner that accepted its admission knows it is out (_on_commit)
+            if j == m.sender:
+                self._send(j, ListCommit(self.me, lst))
         elif self.is_master:
             self._joiners.add(j)
         elif j == m.sender:
