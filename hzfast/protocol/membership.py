@@ -8,39 +8,17 @@ one timer it needs (:class:`~hzfast.protocol.outputs.SetTimer`), marks, and
 :class:`ListChanged` / :class:`Removed` when this member's committed member list changes or
 it learns it is out of the cluster.
 
-The rules (docs/design.md §13 gives the reasons):
-
-- **Lists and terms.** A member list is ``(term, version, members)``, oldest member first;
-  the first is the master. Lists are ordered by ``(term, version)``. A master changes the
-  list (joins, removals) within its term; a new master claims the next term.
-- **Two phases.** A list is *proposed* by its master and *committed* once the acceptors
-  the rule asks for accepted it: with split-brain protection (``min_cluster_size``), at
-  least the protection's quorum of the previous committed list; without it, every member of
-  the proposed list. Members act on committed lists only.
-- **Heartbeats** carry the sender's list key, its clock, and an echo: the send time of the
-  last heartbeat it received from the receiver. A heartbeat sent more than half the
-  heartbeat timeout ago is ignored (after a pause, the backlog is no evidence of life). A
-  member whose own heartbeat timer ran late by half the timeout assumes it was paused and
-  starts its silence counts over instead of suspecting everyone.
-- **Suspicion** is silence for ``heartbeat_timeout``. An acceptor accepts a list that
-  removes a member only if it suspects that member itself, and stops echoing the heartbeats
-  of a member it accepted to remove.
-- **Serving** (:meth:`Membership.may_serve`): with protection on, a member serves only
-  while it holds, from enough members of its committed list to make the quorum with itself,
-  echoes of its own heartbeats sent less than half the timeout ago, from members whose
-  accepted list is its committed one. An acceptor that echoed a heartbeat sent at ``s``
-  accepts no removal of its sender before ``s + heartbeat_timeout``, and every removal
-  needs a quorum that meets the echoing one: a removed member has stopped serving before
-  the list without it is committed.
-- **Explicit suspicion.** A heartbeat from a member not in the receiver's list is answered
-  with the receiver's committed list; a member that sees a newer committed list without
-  itself knows it is out (:class:`Removed`) and must rejoin under a new id.
-- **Mastership claim.** When a member suspects every member older than itself, it claims
-  the next term with a list that drops them; each member grants one claim per term, only
-  if it suspects those older members too.
-- **Split clusters** (protection off): a master probes the members it once knew that are
-  not in its list; two clusters that see each other merge, the smaller into the larger
-  (ties: the cluster whose master id is larger merges), its members told to rejoin.
+The rules, in short (docs/design.md §13 states them whole, with the reasons): lists are
+``(term, version, members)``, oldest member first, the first the master, ordered by their
+key; a master changes its list within its term, a new master claims the next one; a list
+commits once the quorum of the previous one (with split-brain protection,
+``min_cluster_size``) or every member of the new one (without) accepted it; heartbeats
+carry the sender's key, its clock and an echo of the receiver's last send time, and are
+ignored when older than half the timeout; a member whose own timer ran late that much was
+paused and suspects nobody; with protection a member serves only on a lease of fresh
+echoes from its quorum, and a removal commits only after the removed member's lease ran
+out; a member shown a newer list without itself is out (:class:`Removed`) and rejoins
+under a new id; without protection, clusters that meet merge, the smaller into the larger.
 """
 from __future__ import annotations
 
