@@ -122,7 +122,9 @@ def test_sweep(benchmark, spark, seeds, tmp_path, engine):
     def once():
         reports.append(_sweep(engine, seeds, spark, tmp_path / f"out{next(rounds)}")[1])
     benchmark.pedantic(once, rounds=1, iterations=1)
-    assert reports[0]["events"] > 0 and reports[0]["entries_acknowledged"] == seeds * 10_000
+    r = reports[0]           # (a run stuck by design, its quorum crashed, acknowledges less)
+    assert r["events"] > 0 and r["converged"] + r["quorum_lost"] == seeds
+    assert r["entries_acknowledged"] >= r["converged"] * 10_000
 
 
 def test_spark_against_jobs(benchmark, spark, seeds, tmp_path):
