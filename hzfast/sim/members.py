@@ -68,7 +68,7 @@ class Members:
         self.protected = config.protected
         self.ms: dict[int, Membership] = {}
         #: members out of the cluster whose process still answers: a heartbeat from a
-        #: member behind gets the list that left them out (docs/design.md §13.2)
+        #: member behind gets the list that left them out (docs/design.md §13.3(b))
         self.out: dict[int, Membership] = {}
         self.timer_tok: dict[int, int] = {}
         self.paused: dict[int, int] = {}                  # member -> resume time
