@@ -225,6 +225,14 @@ class Membership:
                 n += 1
         return n >= q
 
+    def discover(self, ids: tuple[int, ...]) -> None:
+        """Learn of members (a runtime's discovery: the addresses it was told of): a
+        joiner asks them to admit it, and a member that hears nobody of its own list asks
+        them for theirs (docs/design.md §13.3(a))."""
+        if not isinstance(ids, tuple) or not all(type(m) is int for m in ids):
+            raise TypeError("ids must be a tuple of member ids")
+        self._known |= set(ids) - {self.me}
+
     # ------------------------------------------------------------------ events
     def handle(self, event: Event, now: int) -> list[Output]:
         """Take one event at time ``now``; return the outputs (see the module's doc).
@@ -303,6 +311,12 @@ class Membership:
         self._heartbeats()
         if self._deferred:
             self._release()
+        others = [m for m in self.list.members if m != self.me]
+        if others and set(others) <= self.suspects(now):
+            # I hear nobody of my list: it may have left me out while I could not hear it,
+            # and every member that could tell me is gone; ask everyone I know of
+            for m in sorted(self._known - set(self.list.members)):
+                self._send(m, ListRequest(self.me))
         r = self._round
         if r is not None and now >= r.deadline:
             self._round = None                    # timed out: the duties below retry

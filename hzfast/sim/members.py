@@ -100,6 +100,8 @@ class Members:
         """A new member ``m`` starts outside any cluster and asks every id it knows."""
         seeds = tuple(self.known)
         self.known.append(m)
+        for ms in self.ms.values():          # (discovery: every member learns of it)
+            ms.discover((m,))
         self.ms[m] = self.factory(m, self.config, seeds=seeds)
         self.handle(m, _START)
 

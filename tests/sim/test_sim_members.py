@@ -141,3 +141,16 @@ def test_bad_actions_name_the_field() -> None:
         Action("pause", member=1)
     with pytest.raises(ValueError, match="Action.kind"):
         Action("sigstop")
+
+
+def test_long_run_seeds_a_member_nobody_told_heals() -> None:
+    """Seeds of the first long run with the members' own lists (docs/long-runs.md). 10554:
+    a stale join request re-admitted a removed member under its old id (an id is never
+    admitted twice now). 35808: a joiner whose seeds had all gone kept asking them; 39597:
+    a member removed behind a partition heard nobody of its list again (they crashed) and
+    nobody told it. Members now learn of new members (discovery), and one that hears
+    nobody of its list asks everyone it knows for theirs."""
+    for seed in (10554, 35808, 39597):
+        r = sim.run(seed)
+        assert r.ok and r.converged, _explain(r)
+        assert r.entries_lost == r.entries_lost_expected
