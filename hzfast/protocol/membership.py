@@ -51,25 +51,10 @@ from hzfast.protocol.memberlists import (
 from hzfast.protocol.messages import Message
 from hzfast.protocol.outputs import Mark, Output, Send, SetTimer
 
-__all__ = [
-    "MEMBERSHIP_MESSAGES",
-    "TICK",
-    "Claim",
-    "ClaimReply",
-    "Heartbeat",
-    "JoinRequest",
-    "ListAccept",
-    "ListChanged",
-    "ListCommit",
-    "ListProposal",
-    "ListRequest",
-    "MemberList",
-    "Membership",
-    "MembershipConfig",
-    "MembershipMark",
-    "MergeProbe",
-    "Removed",
-]
+__all__ = ["MEMBERSHIP_MESSAGES", "TICK", "Claim", "ClaimReply", "Heartbeat", "JoinRequest",
+           "ListAccept", "ListChanged", "ListCommit", "ListProposal", "ListRequest",
+           "MemberList", "Membership", "MembershipConfig", "MembershipMark", "MergeProbe",
+           "Removed"]
 
 
 class _Round:
@@ -226,9 +211,8 @@ class Membership:
         return n >= q
 
     def discover(self, ids: tuple[int, ...]) -> None:
-        """Learn of members (a runtime's discovery: the addresses it was told of): a
-        joiner asks them to admit it, and a member that hears nobody of its own list asks
-        them for theirs (docs/design.md §13.3(a))."""
+        """Learn of members (a runtime's discovery), to ask them to admit this one or for
+        their list when this one hears nobody of its own (docs/design.md §13.3(a))."""
         if not isinstance(ids, tuple) or not all(type(m) is int for m in ids):
             raise TypeError("ids must be a tuple of member ids")
         self._known |= set(ids) - {self.me}
@@ -313,8 +297,7 @@ class Membership:
             self._release()
         others = [m for m in self.list.members if m != self.me]
         if others and set(others) <= self.suspects(now):
-            # I hear nobody of my list: it may have left me out while I could not hear it,
-            # and every member that could tell me is gone; ask everyone I know of
+            # I hear nobody of my list: it may have left me out unheard: ask everyone
             for m in sorted(self._known - set(self.list.members)):
                 self._send(m, ListRequest(self.me))
         r = self._round
@@ -634,11 +617,9 @@ class Membership:
             return
         if self.me in lst.members and cur is not None and lst.master != self.me \
                 and lst.master not in cur.members:
-            # another cluster's list: within one cluster a list's master is in every list
-            # a member had since it joined (lists keep age order, a master is the oldest).
-            # An admission I accepted while joining committed after I joined elsewhere
-            # (without protection a joiner accepts any): my node is set up for my own
-            # cluster, so I leave it and join anew (§13.3(d))
+            # another cluster's list (in one cluster a list's master is in every list a
+            # member had since it joined): an admission I accepted while joining committed
+            # after I joined elsewhere; my node is set up for that one: I join anew (§13.3(d))
             self._removed_by = lst
             self._out_of_cluster(f"{lst.key} of another cluster names me", lst.master)
         elif self.me in lst.members:
@@ -667,9 +648,8 @@ class Membership:
         if j in lst.members:
             self._send(j, ListCommit(self.me, lst))     # it missed its admission
         elif j in self._departed:
-            # a former member's request (a late one, or a joiner admitted and left out
-            # before it learned either): never admitted again; told the list, so that a
-            # joiner that accepted its admission knows it is out (_on_commit)
+            # a former member's request (late, or from a joiner admitted and left out
+            # before it learned either): told the list, never admitted again (_on_commit)
             if j == m.sender:
                 self._send(j, ListCommit(self.me, lst))
         elif self.is_master:
