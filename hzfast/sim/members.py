@@ -252,13 +252,24 @@ class Members:
                 and all(ms.may_serve(now) for ms in self.ms.values()))
 
     def quorum_lost(self) -> bool:
-        """With protection: crashes left the newest committed list without its quorum,
-        so no side may serve again (stuck by design, as any quorum system)."""
+        """With protection: crashes left the newest committed list without its quorum, or
+        left the newest list any live member (or one out of the cluster) knows without
+        its quorum when none of them knows the newer one committed (a successor is
+        settled only by a quorum of its base): no side may serve again (stuck by design,
+        as any quorum system)."""
         if not self.protected:
             return False
+        alive = self.ms
+        quorum = self.config.quorum
         newest = self.committed[self.newest]
-        alive = sum(1 for m in newest if m in self.ms)
-        return alive < self.config.quorum(len(newest))
+        if sum(1 for m in newest if m in alive) < quorum(len(newest)):
+            return True
+        lists = [ms.newest for ms in (*alive.values(), *self.out.values())
+                 if ms.newest is not None]
+        if not lists:
+            return True                   # (only joiners: nobody can admit them)
+        known = max(lists, key=lambda lst: lst.key).members
+        return sum(1 for m in known if m in alive) < quorum(len(known))
 
     # ------------------------------------------------------------------ faults
     def schedule(self, rng: random.Random, nemesis: tuple[str, ...], until: int) -> None:
