@@ -84,7 +84,6 @@ _COMMITTED, _FAILED = MarkName.MASTER_COMMITTED, MarkName.MIGRATION_FAILED
 #: handles none of them until it resumes
 _MEMBER_EVENTS = {MSG: 1, EFFECT: 0, DONE: 0, TIMER: 0, ARRIVE: 1, SYNC_START: 0, VIEW: 0,
                   MS_TIMER: 0}
-_MEMBERSHIP_TYPES = MEMBERSHIP_TYPES
 
 SAFETY_TICKS = 3_000          # the safety phase: faults on
 HEARTBEAT_TICKS = 50          # with the nodes' own lists: a member's heartbeat interval
@@ -574,7 +573,7 @@ class Simulation:
             # (the commonest kinds first: kinds are compared by identity)
             if kind is MSG:
                 src, dst, m = payload
-                if members is not None and type(m) in _MEMBERSHIP_TYPES:
+                if members is not None and type(m) in MEMBERSHIP_TYPES:
                     self._ms(*members.receive(src, dst, m), dst)
                 elif dst in nodes and src in nodes:
                     if type(m) is _PUBLISH_ACK:               # (for the eviction check)

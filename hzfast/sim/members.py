@@ -36,7 +36,7 @@ from hzfast.protocol.membership import (
 )
 from hzfast.protocol.node import Node
 from hzfast.protocol.outputs import Mark, Send, SetTimer
-from hzfast.sim.network import PARTITION_SHAPES, Network, cut_links
+from hzfast.sim.network import PARTITION_SHAPES, Network, cut_between, cut_links
 from hzfast.sim.timeline import MS_TIMER, PARTITION, PAUSE, RESUME, UNPARTITION, Timeline
 
 __all__ = ["MEMBERSHIP_TYPES", "NEMESES", "Members"]
@@ -320,9 +320,7 @@ class Members:
     def cut_group(self, group: tuple[int, ...], length: int) -> None:
         """Cut every link between the members of ``group`` and the others, both ways,
         for ``length`` ticks."""
-        a = set(group)
-        b = set(self.ms) - a
-        self.net.cut |= {(x, y) for x in a for y in b} | {(y, x) for x in a for y in b}
+        self.net.cut |= cut_between(set(group), set(self.ms) - set(group))
         self.tl.inject("partition_scripted")
         self.tl.push(self.tl.now + length, UNPARTITION, None)
 

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from hzfast.protocol import messages as msg
 from hzfast.sim.timeline import MSG, Timeline, randbits
 
-__all__ = ["MESSAGE_TYPES", "PARTITION_SHAPES", "FaultPlan", "Network", "cut_links"]
+__all__ = ["MESSAGE_TYPES", "PARTITION_SHAPES", "FaultPlan", "Network", "cut_between",
+           "cut_links"]
 
 #: Every protocol message type, by name (the swarm's filters draw from them).
 MESSAGE_TYPES = tuple(sorted(
@@ -23,6 +24,11 @@ MESSAGE_TYPES = tuple(sorted(
 
 #: The network partitions a run draws, as Jepsen's nemeses do (see :func:`cut_links`).
 PARTITION_SHAPES = ("halves", "majority", "bridge", "ring", "one-way")
+
+
+def cut_between(a: list[int] | set[int], b: list[int] | set[int]) -> set[tuple[int, int]]:
+    """Every directed link between a member of ``a`` and one of ``b``, both ways."""
+    return {(x, y) for x in a for y in b} | {(y, x) for x in a for y in b}
 
 
 def cut_links(rng: random.Random, members: list[int], shape: str) -> set[tuple[int, int]]:
@@ -45,8 +51,7 @@ def cut_links(rng: random.Random, members: list[int], shape: str) -> set[tuple[i
         a, b = ms[:k], ms[k:]
     elif shape == "bridge":
         rest = ms[1:]                      # (ms[0], the bridge, keeps every link)
-        a, b = rest[:len(rest) // 2], rest[len(rest) // 2:]
-        return {(x, y) for x in a for y in b} | {(y, x) for x in a for y in b}
+        return cut_between(rest[:len(rest) // 2], rest[len(rest) // 2:])
     elif shape == "ring":
         near = {(ms[i], ms[(i + d) % n]) for i in range(n) for d in (-1, 0, 1)}
         return {(x, y) for x in ms for y in ms if (x, y) not in near}
@@ -55,7 +60,7 @@ def cut_links(rng: random.Random, members: list[int], shape: str) -> set[tuple[i
         return {(x, y) for x in a for y in b}
     else:
         raise ValueError(f"shape must be one of {PARTITION_SHAPES}, got {shape!r}")
-    return {(x, y) for x in a for y in b} | {(y, x) for x in a for y in b}
+    return cut_between(a, b)
 
 
 @dataclass(frozen=True, slots=True)
