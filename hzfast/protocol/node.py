@@ -130,12 +130,14 @@ class NodeEvents(NodeCore):
 
     def accepts_backup(self, partition: int, sender: int) -> bool:
         """Whether this member applies a backup write of ``partition`` from ``sender``: it
-        lists itself at one of the partition's data slots (``0..backup_count``) and the
-        write comes from another member (docs/design.md §7.11(b))."""
+        lists itself at one of the partition's backup slots (``1..backup_count``) and
+        ``sender`` at its slot 0 (docs/design.md §7.11(b))."""
         if not self.initialized or sender == self.me:
             return False
         row = self.replicas
-        for j in range(self._bc + 1):
+        if row.item(partition, 0) != sender:
+            return False
+        for j in range(1, self._bc + 1):
             if row.item(partition, j) == self.me:
                 return True
         return False

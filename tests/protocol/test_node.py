@@ -460,18 +460,21 @@ def test_a_late_answer_is_dropped_and_counted_not_handled() -> None:
     assert out and n.dropped == 1                 # a member's message: taken
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(st.permutations(list(range(1, 8))), st.integers(0, 7), st.integers(1, 8),
-       st.integers(0, 6), st.integers(1, 8))
-def test_accepts_backup_is_a_data_slot_of_the_row_and_another_sender(
-        order: list[int], filled: int, me: int, bc: int, sender: int) -> None:
-    # §7.11(b): a member applies a backup iff its row lists it at a data slot 0..bc and
-    # the write comes from another member
+       st.integers(0, 6), st.integers(1, 8), st.booleans())
+def test_accepts_backup_is_a_backup_slot_of_the_row_and_its_owner_sending(
+        order: list[int], filled: int, me: int, bc: int, sender: int,
+        from_owner: bool) -> None:
+    # §7.11(b): a member applies a backup iff its row lists it at a backup slot 1..bc and
+    # the write comes from the member the same row lists as owner
     reps = np.full((3, 7), -1, dtype=np.int32)
     reps[1, :filled] = order[:filled]
+    if from_owner and filled:
+        sender = order[0]
     n = Node(me, Config(partition_count=3, backup_count=bc), replicas=reps,
              versions=np.full(3, 5, np.int32))
-    want = me in reps[1, :bc + 1].tolist() and sender != me
+    want = (me in reps[1, 1:bc + 1].tolist() and sender == reps[1, 0] and sender != me)
     assert n.accepts_backup(1, sender) == want
     assert not Node(me, Config(partition_count=3, backup_count=bc)).accepts_backup(1, sender)
 

@@ -160,14 +160,14 @@ def test_long_run_seeds_a_member_nobody_told_heals() -> None:
         assert r.entries_lost == r.entries_lost_expected
 
 
-@pytest.mark.xfail(strict=True, reason="open: a master removed after committing an owner "
-                   "move, then the new owner crashed; the next master rolled the move back")
 def test_seed_43665_a_committed_move_whose_master_and_destination_are_gone() -> None:
     """Found by the long run with the members' own lists (docs/long-runs.md): master m1
     committed an owner move of partition 16 (m4 -> m7); m7 took writes, backed up on m6;
     m1 was removed (a partition) before any other member learned of the commit, and m7
     crashed. The next master failed the move, m4 owned the partition again without those
-    writes, and 36 acknowledged entries are on the backup only. Only one of their holders
-    crashed: no loss may come of it. Not fixed yet."""
+    writes, and 36 acknowledged entries were on the backup only, though only one of their
+    holders crashed. A backup now applies writes only from the owner its own table names
+    (§7.11(b)), so a write is acknowledged only once its backups know of the move, and a
+    next master that hears from any of them keeps it."""
     r = sim.run(43665)
     assert r.ok, _explain(r)
