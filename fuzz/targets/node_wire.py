@@ -130,8 +130,10 @@ def build_message(fdp: Any, P: int, R: int) -> msg.Message:
 
 
 def _entries(fdp: Any) -> list[list[Any]]:
+    """[key, value] entries, some with an update time."""
     return [[fdp.ConsumeUnicodeNoSurrogates(fdp.ConsumeIntInRange(0, 12)),
-             fdp.ConsumeBytes(fdp.ConsumeIntInRange(0, 12))]
+             fdp.ConsumeBytes(fdp.ConsumeIntInRange(0, 12)),
+             *([fdp.ConsumeIntInRange(0, 2**62 - 1)] if fdp.ConsumeBool() else [])]
             for _ in range(fdp.ConsumeIntInRange(0, 3))]
 
 
@@ -159,7 +161,7 @@ def build_frame(fdp: Any, P: int, R: int) -> list[Any]:
         elif kind == "entries":
             out.append(_entries(fdp))
         elif kind == "keys":
-            out.append([k for k, _ in _entries(fdp)])
+            out.append([e[0] for e in _entries(fdp)])
         elif kind == "members":
             ids = sorted({fdp.ConsumeIntInRange(0, 50) for _ in range(fdp.ConsumeIntInRange(0, 4))})
             out.append([[i, fdp.ConsumeUnicodeNoSurrogates(10), fdp.ConsumeIntInRange(0, 65535)]
@@ -297,6 +299,14 @@ def _check_message(m: msg.Message, v: Any, P: int, R: int) -> None:
             raise Finding(f"{t.__name__}.{f} ({kind}) accepted as {getattr(m, f)!r:.200}")
 
 
+def _with_times(obj: list[Any]) -> list[Any]:
+    """``obj`` as parsing should give it: an entry sent as ``[key, value]`` has update
+    time 0."""
+    kinds = wire.FRAMES.get(obj[0], ())
+    return [obj[0], *([[*e, 0][:3] for e in v] if k == "entries" else v
+                      for k, v in zip(kinds, obj[1:]))]
+
+
 def receive(body: bytes, P: int, R: int) -> tuple[Any, ...] | None:
     """The receiving path for one frame body under the contract; the parsed frame, the
     ``msg`` field replaced by its message, or None when refused."""
@@ -305,7 +315,7 @@ def receive(body: bytes, P: int, R: int) -> tuple[Any, ...] | None:
         f = wire.parse(obj)
     except WireError:
         return None
-    if _packed(list(f)) != _packed(obj):
+    if _packed(list(f)) != _packed(_with_times(obj)):
         raise Finding(f"parse changed the frame: {obj!r:.300} -> {f!r:.300}")
     if f[0] != "msg":
         return f

@@ -110,7 +110,8 @@ def _cluster_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--min-cluster-size", type=min_cluster_size, default="majority",
                    help="split-brain protection: the smallest side that serves writes, "
                         "'majority' (default) of the last member list, a count, or 'none'")
-    p.add_argument("--merge-policy", choices=("put_if_absent", "pass_through", "discard"),
+    p.add_argument("--merge-policy",
+                   choices=("put_if_absent", "pass_through", "latest_update", "discard"),
                    default="put_if_absent",
                    help="what a member the cluster removed does with its data before it "
                         "leaves")

@@ -100,7 +100,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    default="nodes",
                    help="nodes: each member runs its own membership (heartbeats, pauses and "
                         "partitions detected); oracle: the run publishes the member list")
-    p.add_argument("--merge-policy", choices=("put_if_absent", "pass_through", "discard"),
+    p.add_argument("--merge-policy",
+                   choices=("put_if_absent", "pass_through", "latest_update", "discard"),
                    default="put_if_absent",
                    help="what a member out of the cluster does with its data before it stops")
     p.add_argument("--nemesis", default="pause,partition",

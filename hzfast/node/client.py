@@ -293,23 +293,32 @@ class Client:
                 pass
         raise ClientError("deadline", f"partition {p}: {last}")
 
-    async def put_many(self, entries: Mapping[str, bytes] | Iterable[tuple[str, bytes]], *,
+    async def put_many(self, entries: Mapping[str, bytes] | Iterable[tuple[str, bytes]]
+                       | Iterable[tuple[str, bytes, int]], *,
                        concurrency: int = 32, batch_bytes: int = 256 << 10,
-                       if_absent: bool = False) -> tuple[list[str], dict[str, str]]:
+                       if_absent: bool = False, latest_update: bool = False
+                       ) -> tuple[list[str], dict[str, str]]:
         """Write entries; the keys acknowledged and, for the others, why not.
 
-        An acknowledged key is held by its owner and every synchronous backup. With
-        ``if_absent`` an entry is written only where the owner does not hold its key (the
-        ``put_if_absent`` merge of a removed member's data); a key already held counts as
-        acknowledged, with the value it had.
+        An acknowledged key is held by its owner and every synchronous backup, with the
+        owner's clock as its update time. With ``if_absent`` an entry is written only where
+        the owner does not hold its key (the ``put_if_absent`` merge of a removed member's
+        data); with ``latest_update`` also where the owner holds it with an older update
+        time than the entry's third field (``(key, value, time)``, ms since the epoch;
+        the ``latest_update`` merge). Either way the entry keeps the time it carries, and
+        a key the owner keeps counts as acknowledged, with the value it had.
         """
-        items = list(entries.items()) if isinstance(entries, Mapping) else list(entries)
+        if if_absent and latest_update:
+            raise ValueError("put_many: if_absent and latest_update exclude each other")
+        items: list[list[Any]] = ([[k, v] for k, v in entries.items()]
+                                  if isinstance(entries, Mapping)
+                                  else [list(e) for e in entries])
         if not items:
             return [], {}
-        parts = self.route([k for k, _ in items])
+        parts = self.route([e[0] for e in items])
         groups: dict[int, list[list[Any]]] = {}
-        for (k, v), p in zip(items, parts.tolist()):
-            groups.setdefault(p, []).append([k, v])
+        for e, p in zip(items, parts.tolist()):
+            groups.setdefault(p, []).append(e)
         batches: list[tuple[int, list[list[Any]]]] = []
         for p, g in groups.items():
             cur: list[list[Any]] = []
@@ -322,6 +331,7 @@ class Client:
                     cur, size = [], 0
             if cur:
                 batches.append((p, cur))
+        tag = "merge" if if_absent else "merge_latest" if latest_update else "put"
         acked: list[str] = []
         failed: dict[str, str] = {}
         sem = asyncio.Semaphore(concurrency)
@@ -329,10 +339,10 @@ class Client:
         async def one(p: int, batch: list[list[Any]]) -> None:
             async with sem:
                 try:
-                    await self._partition_call("merge" if if_absent else "put", p, batch)
-                    acked.extend(k for k, _ in batch)
+                    await self._partition_call(tag, p, batch)
+                    acked.extend(e[0] for e in batch)
                 except ClientError as exc:
-                    failed.update((k, str(exc)) for k, _ in batch)
+                    failed.update((e[0], str(exc)) for e in batch)
 
         await asyncio.gather(*(one(p, b) for p, b in batches))
         return acked, failed

@@ -29,7 +29,7 @@ import numpy as np
 from hzfast.hashing import partition_ids
 from hzfast.node import auth, wire
 from hzfast.node.client import Client, ClientError
-from hzfast.node.store import Store
+from hzfast.node.store import Entry, Store
 from hzfast.protocol import (
     Config,
     EffectDone,
@@ -54,7 +54,7 @@ from hzfast.protocol.outputs import Effect, Mark, Output, Send, SetTimer
 __all__ = ["MERGE_POLICIES", "Member", "Settings"]
 
 #: What a removed member does with its data before it leaves (``Settings.merge_policy``).
-MERGE_POLICIES = ("put_if_absent", "pass_through", "discard")
+MERGE_POLICIES = ("put_if_absent", "pass_through", "latest_update", "discard")
 
 log = logging.getLogger("hzfast.node")
 
@@ -91,7 +91,8 @@ class Settings:
     min_cluster_size: int | str | None = "majority"
     #: what a member the cluster removed does with its data before it leaves:
     #: "put_if_absent" (write each entry the cluster lacks), "pass_through" (write every
-    #: entry over the cluster's), "discard" (drop it)
+    #: entry over the cluster's), "latest_update" (write each entry the cluster lacks or
+    #: holds with an older update time), "discard" (drop it)
     merge_policy: str = "put_if_absent"
     timeout_ms: int = 5000                   #: the protocol's request/commit timeout
     write_timeout_ms: int = 3000             #: a backup's answer to a write
@@ -575,7 +576,8 @@ class Member:
                     async with Client(addrs, secret=s.secret, cluster_name=s.cluster_name,
                                       ssl=self._client_ssl, deadline=20.0) as client:
                         acked, failed = await client.put_many(
-                            entries, if_absent=s.merge_policy == "put_if_absent")
+                            entries, if_absent=s.merge_policy == "put_if_absent",
+                            latest_update=s.merge_policy == "latest_update")
                     self.stats["merged_out"] += len(acked)
                     self.stats["merge_failed"] += len(failed)
                 except (OSError, ConnectionError, asyncio.TimeoutError, ClientError,
@@ -706,15 +708,15 @@ class Member:
         self._events.append(EffectDone(e.id, True))     # promote: nothing moves
 
     async def _transfer(self, eid: int, to: int, mode: str, mid: tuple[int, int], p: int,
-                        entries: list[tuple[str, bytes]]) -> None:
+                        entries: list[Entry]) -> None:
         ok = False
         peer = self.peers.get(to)
         if peer is not None:
             fut = self._wait("chunk", to, eid)
             limit = self.settings.chunk_bytes
             seq, lo, size = 0, 0, 0
-            for i, (k, v) in enumerate(entries):
-                n = 4 * len(k) + len(v) + 16          # an upper bound of the entry's bytes
+            for i, (k, v, _) in enumerate(entries):
+                n = 4 * len(k) + len(v) + 24          # an upper bound of the entry's bytes
                 if i > lo and (size + n > limit or i - lo == wire.MAX_ITEMS):
                     # (a chunk over the limit holds one entry)
                     peer.send(wire.frame("chunk", eid, mode, mid[0], mid[1], p,
@@ -723,7 +725,7 @@ class Member:
                 size += n
             peer.send(wire.frame("chunk", eid, mode, mid[0], mid[1], p,
                                  [list(kv) for kv in entries[lo:]], seq, True))
-            self.stats["bytes_sent"] += sum(len(v) for _, v in entries)
+            self.stats["bytes_sent"] += sum(len(e[1]) for e in entries)
             try:
                 ok = await asyncio.wait_for(fut, self.settings.timeout_ms / 1000)
             except asyncio.TimeoutError:
@@ -903,7 +905,7 @@ class Member:
         return ""
 
     def _on_chunk(self, sender: int, known: bool, eid: int, mode: str, id0: int, id1: int,
-                  p: int, entries: list[tuple[str, bytes]], seq: int, last: bool) -> None:
+                  p: int, entries: list[Entry], seq: int, last: bool) -> None:
         why = self._chunk_refusal(sender, known, mode, (id0, id1), p)
         if not why and mode == "stage":
             if not self.store.stage((id0, id1), entries, first=seq == 0, sender=sender,
@@ -916,14 +918,14 @@ class Member:
         if why:
             self._refuse("chunks", sender, p, why)
         else:
-            self.stats["bytes_received"] += sum(len(v) for _, v in entries)
+            self.stats["bytes_received"] += sum(len(e[1]) for e in entries)
         if last or why:
             peer = self.peers.get(sender)
             if peer is not None:
                 peer.send(wire.frame("chunk_ack", eid, not why))
 
     def _on_backup(self, sender: int, known: bool, req: int, p: int, version: int,
-                   entries: list[tuple[str, bytes]]) -> None:
+                   entries: list[Entry]) -> None:
         """A write's copy: only from the member this table shows as the partition's owner,
         at this table's partition version, to a member at a backup index."""
         node = self.node
@@ -990,7 +992,9 @@ class Member:
             if tag == "put":
                 out = await self._put(f[2], f[3])
             elif tag == "merge":
-                out = await self._put(f[2], f[3], if_absent=True)
+                out = await self._put(f[2], f[3], merge="put_if_absent")
+            elif tag == "merge_latest":
+                out = await self._put(f[2], f[3], merge="latest_update")
             elif tag == "get":
                 out = self._get(f[2], f[3])
             elif tag == "locate":
@@ -1028,13 +1032,20 @@ class Member:
         if keys and (partition_ids(keys, self.config.partition_count) != p).any():
             raise _Refused("wrong_partition", f"a key does not belong to partition {p}")
 
-    async def _put(self, p: int, entries: list[tuple[str, bytes]],
-                   if_absent: bool = False) -> int:
+    async def _put(self, p: int, entries: list[Entry], merge: str = "") -> int:
+        """A client's write (``merge`` ""): each entry takes this member's clock as its
+        update time. A removed member's data (``merge`` "put_if_absent": where this member
+        lacks the key; "latest_update": where it lacks the key or holds it with an older
+        update time) keeps the times it carries."""
         node = self._owner_check(p)
-        self._check_keys(p, [k for k, _ in entries])
-        if if_absent:                 # (a removed member's data: the cluster's own wins)
-            held = self.store.data.get(p, {})
-            entries = [e for e in entries if e[0] not in held]
+        self._check_keys(p, [e[0] for e in entries])
+        if not merge:
+            now = time.time_ns() // 1_000_000
+            entries = [(k, v, now) for k, v, _ in entries]
+        else:                         # (the cluster's own entry wins unless older)
+            held = self.store.updated(p, [e[0] for e in entries])
+            entries = [e for e, t in zip(entries, held)
+                       if t < 0 or (merge == "latest_update" and e[2] > t)]
             if not entries:
                 return 0
         backups = node.backups(p).tolist()

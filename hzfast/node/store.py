@@ -8,10 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-__all__ = ["Store"]
+__all__ = ["Entry", "Store"]
 
 Key = str
 MigrationId = tuple[int, int]
+#: (key, value, update time): the time, in ms of the owner's wall clock, is when the owner
+#: took the write (0: unknown); it travels with the entry to backups, migrations and merges
+Entry = tuple[Key, bytes, int]
 
 
 class Store:
@@ -25,31 +28,37 @@ class Store:
     __slots__ = ("_bytes", "data", "staged")
 
     def __init__(self) -> None:
-        self.data: dict[int, dict[Key, bytes]] = {}
+        #: partition -> key -> (value, update time)
+        self.data: dict[int, dict[Key, tuple[bytes, int]]] = {}
         #: migration id -> sender -> (partition, entries)
-        self.staged: dict[MigrationId, dict[int, tuple[int, dict[Key, bytes]]]] = {}
+        self.staged: dict[MigrationId, dict[int, tuple[int, dict[Key, tuple[bytes, int]]]]] = {}
         self._bytes: dict[int, int] = {}       # value bytes per partition, kept as it changes
 
-    def put(self, partition: int, entries: Iterable[tuple[Key, bytes]]) -> None:
+    def put(self, partition: int, entries: Iterable[Entry]) -> None:
         """Write ``entries`` into ``partition``'s replica data."""
         d = self.data.setdefault(partition, {})
         delta = 0
-        for k, v in entries:
+        for k, v, t in entries:
             old = d.get(k)
-            delta += len(v) - (len(old) if old is not None else 0)
-            d[k] = v
+            delta += len(v) - (len(old[0]) if old is not None else 0)
+            d[k] = (v, t)
         self._bytes[partition] = self._bytes.get(partition, 0) + delta
 
     def get(self, partition: int, keys: Iterable[Key]) -> list[bytes | None]:
         """The values of ``keys`` in ``partition`` (``None`` where absent)."""
         d = self.data.get(partition, {})
-        return [d.get(k) for k in keys]
+        return [e[0] if (e := d.get(k)) is not None else None for k in keys]
 
-    def snapshot(self, partition: int) -> list[tuple[Key, bytes]]:
+    def updated(self, partition: int, keys: Iterable[Key]) -> list[int]:
+        """The update times of ``keys`` in ``partition`` (-1 where absent)."""
+        d = self.data.get(partition, {})
+        return [e[1] if (e := d.get(k)) is not None else -1 for k in keys]
+
+    def snapshot(self, partition: int) -> list[Entry]:
         """A copy of ``partition``'s entries (what a migration sends)."""
-        return list(self.data.get(partition, {}).items())
+        return [(k, v, t) for k, (v, t) in self.data.get(partition, {}).items()]
 
-    def stage(self, migration: MigrationId, entries: Iterable[tuple[Key, bytes]],
+    def stage(self, migration: MigrationId, entries: Iterable[Entry],
               first: bool, sender: int = -1, partition: int = -1) -> bool:
         """Hold data ``sender`` copied for ``migration`` (of ``partition``) until it
         commits (``first``: start over). False, and nothing staged, when ``sender``
@@ -60,7 +69,7 @@ class Store:
             cur = by[sender] = (partition, {})
         elif cur[0] != partition:
             return False
-        cur[1].update(entries)
+        cur[1].update((k, (v, t)) for k, v, t in entries)
         return True
 
     def install(self, migration: MigrationId, partition: int, keep: bool,
@@ -76,7 +85,7 @@ class Store:
         got = by.get(source)
         if got is None or got[0] not in (-1, partition):
             return False
-        self.put(partition, got[1].items())
+        self.put(partition, [(k, v, t) for k, (v, t) in got[1].items()])
         return True
 
     def drop_staged(self, migration: MigrationId, sender: int) -> int:

@@ -43,10 +43,10 @@ MEMBERS_FRAME = 256 << 10
 #: The handshake's tags, in order: client hello, server challenge, client proof.
 AUTH_TAGS = ("auth", "challenge", "proof")
 #: Tags that carry replica data or tables: capped by the data frame size.
-DATA_TAGS = frozenset({"msg", "chunk", "backup", "put", "merge", "get", "ok"})
+DATA_TAGS = frozenset({"msg", "chunk", "backup", "put", "merge", "merge_latest", "get", "ok"})
 #: What a member accepts on a peer connection, and on a client connection.
 PEER_TAGS = ("msg", "hb", "members", "chunk", "chunk_ack", "backup", "backup_ack")
-CLIENT_TAGS = ("join", "put", "merge", "get", "locate", "status")
+CLIENT_TAGS = ("join", "put", "merge", "merge_latest", "get", "locate", "status")
 #: The most entries (``put``, ``backup``, ``chunk``) or keys (``get``) one frame carries, and
 #: the most arrays and maps a member decodes in one frame besides the frame's own few
 #: (:func:`caps`): what bounds the time one frame takes to decode (docs/node.md §8).
@@ -55,6 +55,7 @@ _LEN = struct.Struct(">I")
 _I64 = (-(2**63), 2**63 - 1)
 _MAX_TEXT = 4096            # reasons, host names, error messages
 _MAX_KEY = 64 << 10
+_TIME_END = 1 << 62         # an entry's update time (ms since the epoch) is below this
 
 
 class WireError(ValueError):
@@ -83,12 +84,13 @@ class _OffShape(ValueError):
     pass
 
 
-#: The data frames' element arrays, by tag: their lengths (a ``[key, value]`` entry, a
+#: The data frames' element arrays, by tag: their lengths (a ``[key, value]`` or
+#: ``[key, value, update time]`` entry, a
 #: migration's 14 fields or an id pair, a ``[member id, host, port]``). Besides them a
 #: frame holds at most ``_LONG`` arrays (itself, its lists, a message), and no map.
 SHAPES: dict[str, frozenset[int]] = {
-    "put": frozenset({2}), "merge": frozenset({2}), "backup": frozenset({2}),
-    "chunk": frozenset({2}),
+    "put": frozenset({2, 3}), "merge": frozenset({2, 3}), "merge_latest": frozenset({2, 3}),
+    "backup": frozenset({2, 3}), "chunk": frozenset({2, 3}),
     "get": frozenset(), "msg": frozenset({2, 14}), "members": frozenset({3})}
 _LONG = 8
 
@@ -315,20 +317,29 @@ def _count(v: list[Any], what: str, kind: str) -> None:
         raise WireError(f"{what}: {len(v)} {kind}, at most {MAX_ITEMS} in one frame")
 
 
-def _entries(v: Any, what: str) -> list[tuple[str, bytes]]:
+def _entries(v: Any, what: str) -> list[tuple[str, bytes, int]]:
+    """``[key, value]`` or ``[key, value, update time]`` entries, as (key, value, time)
+    triples (time 0 where none was sent)."""
     _count(_list(v, what), what, "entries")
     # checked a whole list at a time (the per-entry loop below only names a failure)
-    if set(map(type, v)) <= {list} and set(map(len, v)) <= {2}:
+    lens = set(map(len, v)) if set(map(type, v)) <= {list} else {0}
+    if lens <= {2, 3}:
         keys, vals = [e[0] for e in v], [e[1] for e in v]
         if (set(map(type, keys)) <= {str} and set(map(type, vals)) <= {bytes}
                 and max(map(len, keys), default=0) <= _MAX_KEY):
-            return list(zip(keys, vals))
+            if lens <= {2}:
+                return [(k, b, 0) for k, b in zip(keys, vals)]
+            times = [e[2] if len(e) == 3 else 0 for e in v]
+            if set(map(type, times)) <= {int} and all(0 <= t < _TIME_END for t in times):
+                return list(zip(keys, vals, times))
     for i, e in enumerate(v):
-        if type(e) is not list or len(e) != 2:
-            raise WireError(f"{what}[{i}]: expected a [key, value] pair")
+        if type(e) is not list or len(e) not in (2, 3):
+            raise WireError(f"{what}[{i}]: expected [key, value] or [key, value, time]")
         if type(e[1]) is not bytes:
             raise WireError(f"{what}[{i}]: a value must be bytes, got {type(e[1]).__name__}")
         _key(e[0], f"{what}[{i}]")
+        if len(e) == 3:
+            _int(e[2], f"{what}[{i}] time", 0, _TIME_END - 1)
     raise AssertionError("unreachable: a list that failed its check passed every entry's")
 
 
@@ -393,7 +404,8 @@ _FIELD: dict[str, Callable[[Any, str], Any]] = {
 #: version, entries), ``backup_ack`` (request id, ok). Clients: ``join`` (request id, host,
 #: port, config), ``put``
 #: (request id, partition, entries), ``merge`` (the same, written only where the owner lacks
-#: the key: a removed member's data, docs/node.md §1), ``get`` (request id, partition,
+#: the key: a removed member's data, docs/node.md §1), ``merge_latest`` (the same, written
+#: also where the owner's entry has an older update time), ``get`` (request id, partition,
 #: keys), ``locate`` and
 #: ``status`` (request id). Answers: ``ok`` (request id, payload) and ``error``
 #: (request id, code, message, detail).
@@ -411,6 +423,7 @@ FRAMES: dict[str, tuple[str, ...]] = {
     "join": ("int", "str", "int", "any"),
     "put": ("int", "partition", "entries"),
     "merge": ("int", "partition", "entries"),
+    "merge_latest": ("int", "partition", "entries"),
     "get": ("int", "partition", "keys"),
     "locate": ("int",),
     "status": ("int",),

@@ -28,7 +28,7 @@ from hzfast.sim.members import nemeses
 #: Where :func:`run`'s member lists come from.
 MEMBERSHIP_SOURCES = ("nodes", "oracle")
 #: What a member out of the cluster does with its data (:func:`run`'s ``merge_policy``).
-MERGE_POLICIES = ("put_if_absent", "pass_through", "discard")
+MERGE_POLICIES = ("put_if_absent", "pass_through", "latest_update", "discard")
 
 __all__ = [
     "FAULT_MODES",
@@ -182,10 +182,11 @@ def run(seed: int, *, members: int = 4, partitions: int = 271, backup_count: int
         With ``membership="nodes"``: split-brain protection. A member takes writes only
         while it holds its lease; with it off (``None``, Hazelcast's default) both sides
         of a split serve and the smaller cluster merges into the larger when they meet.
-    merge_policy : {"put_if_absent", "pass_through", "discard"}, default "put_if_absent"
+    merge_policy : {"put_if_absent", "pass_through", "latest_update", "discard"}, default "put_if_absent"
         With ``membership="nodes"``: what a member out of the cluster does with its data
         before it stops and a new member starts in its place: merge it (data are keys
-        here: both add the keys the cluster lacks), or drop it (``split_brain`` losses).
+        written once here: the first three all add the keys the cluster lacks), or drop
+        it (``split_brain`` losses).
     nemesis : str, default "pause,partition"
         With ``membership="nodes"`` and ``faults="swarm"``: the faults drawn besides the
         swarm's, comma-separated: ``pause`` (a member handles nothing for a while; what is

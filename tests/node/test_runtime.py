@@ -108,6 +108,51 @@ def test_membership_decides_the_list_and_the_lease_gates_writes() -> None:
     asyncio.run(main())
 
 
+def test_update_times_travel_with_the_entries_and_latest_update_merges_by_them() -> None:
+    # an entry's update time is its owner's clock when it took the write; the backup, a
+    # joiner's migrated copy and a merge keep it; latest_update writes only newer entries
+    async def main() -> None:
+        ms = await _cluster(2)
+        try:
+            async with Client([("127.0.0.1", ms[0].port)]) as c:
+                before = time.time_ns() // 1_000_000
+                acked, _ = await c.put_many({f"k{i}": b"one" for i in range(60)})
+                after = time.time_ns() // 1_000_000
+                assert len(acked) == 60
+                parts = c.route([f"k{i}" for i in range(60)]).tolist()
+
+                def times(m: Member, keys: range) -> list[int]:
+                    return [m.store.updated(parts[i], [f"k{i}"])[0] for i in keys]
+
+                owner_t = times(ms[0], range(60))    # both hold every entry (1 backup)
+                assert all(before <= t <= after for t in owner_t)
+                assert times(ms[1], range(60)) == owner_t
+                old, new = before - 1, after + 10_000
+                merged, failed = await c.put_many(
+                    [(f"k{i}", b"stale", old) for i in range(20)]
+                    + [(f"k{i}", b"newer", new) for i in range(20, 40)]
+                    + [(f"k{i}", b"absent", 5) for i in range(60, 70)], latest_update=True)
+                assert len(merged) == 50 and not failed
+                got = await c.get_many([f"k{i}" for i in range(70)])
+                assert [got[f"k{i}"] for i in (0, 19, 20, 39, 40, 59, 60, 69)] == \
+                    [b"one"] * 2 + [b"newer"] * 2 + [b"one"] * 2 + [b"absent"] * 2
+                assert times(ms[1], range(20, 21)) == [new]
+                with pytest.raises(ValueError, match="exclude each other"):
+                    await c.put_many({"a": b"1"}, if_absent=True, latest_update=True)
+                joiner = Member(Settings(partitions=61, join=("127.0.0.1", ms[0].port)))
+                await joiner.start()
+                ms.append(joiner)
+                await _settle(ms)
+                held = [i for i in range(40) if joiner.store.get(parts[i], [f"k{i}"])[0]]
+                assert held                    # migrated copies keep their times
+                assert times(joiner, held) == [new if 20 <= i < 40 else owner_t[i]
+                                               for i in held]
+        finally:
+            for m in ms:
+                m.stop()
+    asyncio.run(main())
+
+
 def test_a_join_with_other_settings_is_refused() -> None:
     async def main() -> None:
         ms = await _cluster(1)
@@ -153,15 +198,15 @@ def test_settings_are_checked(kw: dict, err: type, text: str) -> None:
 
 def test_store_counts_bytes_as_it_changes() -> None:
     s = Store()
-    s.put(1, [("a", b"xx"), ("b", b"yyy")])
-    s.put(1, [("a", b"z")])
+    s.put(1, [("a", b"xx", 0), ("b", b"yyy", 0)])
+    s.put(1, [("a", b"z", 0)])
     assert (s.entries(), s.nbytes()) == (2, 4)
-    s.stage((1, 1), [("c", b"1234")], first=True)
+    s.stage((1, 1), [("c", b"1234", 0)], first=True)
     assert s.install((1, 1), 1, keep=True) and s.nbytes() == 8
     assert not s.install((9, 9), 1, keep=True)           # nothing staged: refused
-    s.stage((1, 2), [("d", b"1")], first=True)
+    s.stage((1, 2), [("d", b"1", 0)], first=True)
     assert s.install((1, 2), 1, keep=False) and (s.entries(), s.nbytes()) == (0, 0)
-    s.stage((1, 3), [("e", b"1")], first=True)
+    s.stage((1, 3), [("e", b"1", 0)], first=True)
     s.discard((1, 3))
     assert s.staged == {}
 
@@ -177,15 +222,16 @@ def test_settings_max_frame_follows_the_chunk_size_and_the_tables() -> None:
 
 def test_store_installs_only_what_the_source_staged() -> None:
     s = Store()
-    s.stage((1, 1), [("k", b"real")], first=True, sender=2, partition=5)
-    s.stage((1, 1), [("k", b"FORGED"), ("x", b"FORGED")], first=True, sender=9, partition=5)
-    assert not s.stage((1, 1), [("y", b"1")], first=False, sender=2, partition=6)
+    s.stage((1, 1), [("k", b"real", 0)], first=True, sender=2, partition=5)
+    s.stage((1, 1), [("k", b"FORGED", 0), ("x", b"FORGED", 0)], first=True, sender=9,
+            partition=5)
+    assert not s.stage((1, 1), [("y", b"1", 0)], first=False, sender=2, partition=6)
     assert s.install((1, 1), 5, keep=True, source=2)
     assert s.get(5, ["k", "x", "y"]) == [b"real", None, None] and s.staged == {}
-    s.stage((1, 2), [("k", b"FORGED")], first=True, sender=9, partition=5)
+    s.stage((1, 2), [("k", b"FORGED", 0)], first=True, sender=9, partition=5)
     assert not s.install((1, 2), 5, keep=True, source=2)    # the source staged nothing
     assert s.get(5, ["k"]) == [b"real"]
-    s.stage((1, 3), [("k", b"x")], first=True, sender=9, partition=5)
+    s.stage((1, 3), [("k", b"x", 0)], first=True, sender=9, partition=5)
     assert s.drop_staged((1, 3), 9) == 5 and s.staged == {}
     assert s.drop_staged((1, 3), 9) == -1
 

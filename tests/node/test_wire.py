@@ -228,6 +228,7 @@ VALID_FRAMES: dict[str, list[Any]] = {
     "join": [1, "127.0.0.1", 5702, {"partitions": 31, "backups": 1}],
     "put": [2, 10_000_000, [["a", b"1"], ["b", b""]]],
     "merge": [3, 0, [["a", b"2"]]],
+    "merge_latest": [3, 0, [["a", b"2", 1_700_000_000_000]]],
     "get": [3, 5, ["a", "b", ""]],
     "locate": [4],
     "status": [5],
@@ -252,8 +253,11 @@ def test_valid_frame_parses(tag):
     f = wire.parse(wire.unpack(data[4:]))
     assert f[0] == tag
     assert len(f) == len(wire.FRAMES[tag]) + 1
-    # tuples where the frame had arrays: compare through msgpack's own view
-    assert msgpack.unpackb(msgpack.packb(list(f[1:]))) == msgpack.unpackb(msgpack.packb(fields))
+    # tuples where the frame had arrays: compare through msgpack's own view; an entry
+    # sent as [key, value] parses as (key, value, 0): no update time
+    want = [[[*e, 0][:3] for e in v] if kind == "entries" else v
+            for kind, v in zip(wire.FRAMES[tag], fields)]
+    assert msgpack.unpackb(msgpack.packb(list(f[1:]))) == msgpack.unpackb(msgpack.packb(want))
 
 
 @pytest.mark.parametrize("tag", sorted(wire.FRAMES))
@@ -386,7 +390,8 @@ def test_table_of_another_cluster_shape_is_refused():
     ("put", [1, 0, [[5, b"v"]]], r"put.2\[0\]: a key must be a string, got int"),
     ("put", [1, 0, [[b"k", b"v"]]], r"put.2\[0\]: a key must be a string, got bytes"),
     ("put", [1, 0, [["k", "v"]]], r"put.2\[0\]: a value must be bytes, got str"),
-    ("put", [1, 0, [["k", b"v", 1]]], r"put.2\[0\]: expected a \[key, value\] pair"),
+    ("put", [1, 0, [["k", b"v", 1, 2]]],
+     r"put.2\[0\]: expected \[key, value\] or \[key, value, time\]"),
     ("put", [1, 0, [["k" * (64 << 10 + 1), b""]]], r"put.2\[0\]: key longer"),
     ("put", [1, -1, []], "put.1: -1 outside 0..10000000"),
     ("put", [1, 10_000_001, []], "put.1: 10000001 outside"),
@@ -668,9 +673,13 @@ def test_a_failing_entry_is_still_named():
     """The whole-list checks only speed up the usual case: a bad entry is named."""
     entries = [["k", b"v"]] * 10
     for bad, where in [(["k", "v"], "put.2[7]: a value must be bytes"),
-                       (["k"], "put.2[7]: expected a [key, value] pair"),
+                       (["k"], "put.2[7]: expected [key, value] or [key, value, time]"),
                        ([1, b"v"], "put.2[7]: a key must be a string"),
-                       (["k" * (64 << 10 | 1), b"v"], "put.2[7]: key longer than")]:
+                       (["k" * (64 << 10 | 1), b"v"], "put.2[7]: key longer than"),
+                       (["k", b"v", "1"], "put.2[7] time: expected an int"),
+                       (["k", b"v", -1], "put.2[7] time: -1 outside"),
+                       (["k", b"v", 1 << 62], "put.2[7] time: 4611686018427387904 outside"),
+                       (["k", b"v", 1, 2], "put.2[7]: expected [key, value] or")]:
         with pytest.raises(WireError, match=re.escape(where)):
             wire.parse(["put", 1, 0, entries[:7] + [bad] + entries[8:]])
     with pytest.raises(WireError, match=re.escape("get.2[2]: a key must be a string")):
