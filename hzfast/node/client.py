@@ -23,7 +23,7 @@ __all__ = ["Client", "ClientError"]
 
 #: Answers after which a request is retried (with a fresh table).
 RETRYABLE = ("not_owner", "migrating", "not_ready", "backup_failed", "unreachable",
-             "no_quorum")
+             "no_quorum", "stale_list")
 
 
 class ClientError(Exception):
@@ -35,7 +35,7 @@ class ClientError(Exception):
 
 
 def _list_key(info: dict[str, Any]) -> tuple[int, int]:
-    """The member list a ``locate`` answer comes from: (term, version)."""
+    """The member list an answer comes from: (term, version)."""
     return int(info.get("term", 0)), int(info["version"])
 
 
@@ -277,7 +277,21 @@ class Client:
                 except (OSError, asyncio.TimeoutError, ConnectionError):
                     f = ("error", 0, "unreachable", f"member {owner}", None)
                 if f[0] == "ok":
-                    return f[2]
+                    ans = f[2]
+                    if (type(ans) is not dict or "result" not in ans
+                            or type(ans.get("term")) is not int
+                            or type(ans.get("version")) is not int):
+                        raise ClientError("bad_answer", f"member {owner} answered {tag} "
+                                                        f"without a result and a list key")
+                    key = _list_key(ans)
+                    if key >= self.list_key:
+                        self.list_key = key
+                        return ans["result"]
+                    # served under an older member list than one seen: not believed
+                    self.stats["stale_answers"] = self.stats.get("stale_answers", 0) + 1
+                    f = ("error", 0, "stale_list", f"member {owner} answered from member "
+                                                   f"list {key}, older than {self.list_key}",
+                         None)
                 if f[2] not in RETRYABLE:
                     raise ClientError(str(f[2]), str(f[3]))
                 last = f"{f[2]}: {f[3]}"

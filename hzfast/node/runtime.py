@@ -59,6 +59,7 @@ MERGE_POLICIES = ("put_if_absent", "pass_through", "latest_update", "discard")
 log = logging.getLogger("hzfast.node")
 
 MemberEntry = tuple[int, str, int]          # (member id, host, port)
+_MERGES = {"put": "", "merge": "put_if_absent", "merge_latest": "latest_update"}
 _CHUNK_FIELDS = 64                          # a chunk frame's bytes besides its entries
 _HEADROOM = 64 << 10                        # a data frame's allowance over a chunk
 _STREAM_LIMIT = 64 << 10                    # a connection's read buffer pauses past twice this
@@ -989,14 +990,13 @@ class Member:
         tag, req = f[0], f[1]
         out: Any
         try:
-            if tag == "put":
-                out = await self._put(f[2], f[3])
-            elif tag == "merge":
-                out = await self._put(f[2], f[3], merge="put_if_absent")
-            elif tag == "merge_latest":
-                out = await self._put(f[2], f[3], merge="latest_update")
-            elif tag == "get":
-                out = self._get(f[2], f[3])
+            if tag in ("put", "merge", "merge_latest", "get"):
+                # a data answer names the member list it was served under (docs/node.md §4)
+                if tag == "get":
+                    got: Any = self._get(f[2], f[3])
+                else:
+                    got = await self._put(f[2], f[3], merge=_MERGES[tag])
+                out = {"result": got, "term": self.view_term, "version": self.view_version}
             elif tag == "locate":
                 out = self._locate()
             elif tag == "status":

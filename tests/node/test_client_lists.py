@@ -4,8 +4,9 @@ list still answers, and takes the older one once the newer list is gone.
 The members here are scripted listeners on 127.0.0.1 that speak the real wire protocol and
 handshake (``hzfast.node.auth``, ``hzfast.node.wire``) and answer ``locate`` with a table
 from a member list of their choosing: a member on a side that was cut off, or one not told
-of the newer list yet. The real runtime's answer carries its list's term and version
-(``tests/node/test_runtime.py`` covers that member side)."""
+of the newer list yet; put and get answers likewise name a list of the script's choosing.
+The real runtime's answer carries its list's term and version (``tests/node/test_runtime.py``
+covers that member side)."""
 from __future__ import annotations
 
 import asyncio
@@ -15,7 +16,7 @@ import numpy as np
 import pytest
 
 from hzfast.node import auth, wire
-from hzfast.node.client import Client
+from hzfast.node.client import Client, ClientError
 
 P = 7
 
@@ -32,6 +33,7 @@ class _Scripted:
 
     def __init__(self, info: dict[str, Any] | None) -> None:
         self.info = info
+        self.data_key: Any = None           # (term, version) of put/get answers, or "bare"
         self.asked = 0
         self.server: asyncio.Server | None = None
 
@@ -48,7 +50,14 @@ class _Scripted:
                     break
                 f = wire.parse(obj)
                 self.asked += 1
-                if self.info is None:
+                if f[0] != "locate" and self.data_key is not None:
+                    # a data answer, under the list key of the script's choosing
+                    n = len(f[3])
+                    got = [None] * n if f[0] == "get" else n
+                    ans = got if self.data_key == "bare" else {
+                        "result": got, "term": self.data_key[0], "version": self.data_key[1]}
+                    w.write(wire.frame("ok", f[1], ans))
+                elif self.info is None:
                     w.write(wire.frame("error", f[1], "no_quorum", "cut off", None))
                 else:
                     w.write(wire.frame("ok", f[1], self.info))
@@ -129,5 +138,36 @@ def test_an_older_list_is_taken_once_the_newer_one_is_gone() -> None:
         finally:
             c.close()
             old.close()
+
+    _run(main())
+
+
+def test_a_data_answer_from_an_older_list_is_not_believed() -> None:
+    # put and get answers name the list they were served under: an owner on a list older
+    # than one the client has seen (a side cut off that still serves) is not believed
+    async def main() -> None:
+        m = _Scripted(None)
+        host, port = await m.start()
+        m.info = _info(1, owner=1, term=3, version=2)
+        m.info["members"] = [[1, host, port]]
+        c = Client([(host, port)], timeout=2.0, deadline=0.5)
+        try:
+            await c.locate()
+            m.data_key = (2, 7)                      # an older term, a higher version
+            with pytest.raises(ClientError, match="stale_list"):
+                await c._partition_call("get", 0, ["a"])
+            _, failed = await c.put_many({"a": b"1"})
+            assert "stale_list" in failed["a"] and c.stats["stale_answers"] >= 2
+            assert c.list_key == (3, 2)
+            m.data_key = (3, 4)                      # a newer list of the same term
+            assert await c.get_many(["a"]) == {"a": None}
+            acked, _ = await c.put_many({"a": b"1"})
+            assert acked == ["a"] and c.list_key == (3, 4)
+            m.data_key = "bare"                      # no list key at all: refused, named
+            with pytest.raises(ClientError, match="bad_answer"):
+                await c.get_many(["a"])
+        finally:
+            c.close()
+            m.close()
 
     _run(main())
