@@ -184,7 +184,7 @@ def _rows(shape_index: int, settings: dict[str, Any], replay: str, lo: int,
         cpu, wall = time.process_time() - c0, time.perf_counter() - w0
         ok = bool(r.ok and r.entries_lost == r.entries_lost_expected)
         values = dict(settings)
-        mcs = settings["min_cluster_size"]
+        mcs = r.min_cluster_size            # (what the seed drew, under "drawn")
         values["min_cluster_size"] = None if mcs is None else str(mcs)
         values.update(
             seed=seed, shape=shape_index, members_at_start=r.members,

@@ -93,9 +93,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--membership", action="store_true",
                    help="simulate membership alone under pauses, partitions, crashes and "
                         "joins (docs/design.md §13.4)")
-    p.add_argument("--min-cluster-size", type=min_cluster_size, default="majority",
-                   help="split-brain protection, 'majority' (default), 'none' or a member "
-                        "count")
+    p.add_argument("--min-cluster-size", type=_sim_min_cluster_size, default="majority",
+                   help="split-brain protection, 'majority' (default), 'none', a member "
+                        "count, or 'drawn' (each seed draws 'majority' or 'none')")
     p.add_argument("--member-lists", choices=("nodes", "oracle"),
                    default="nodes",
                    help="nodes: each member runs its own membership (heartbeats, pauses and "
@@ -291,6 +291,11 @@ def _passed(r: Any) -> bool:
     """The run converged with no violation and lost only what more crashes than backups
     lose (the same check for both designs: the legacy one is expected to fail it)."""
     return bool(r.ok and r.entries_lost == r.entries_lost_expected)
+
+
+def _sim_min_cluster_size(text: str) -> int | str | None:
+    """``--min-cluster-size`` of the simulator: the runtime's values, or ``drawn``."""
+    return "drawn" if text == "drawn" else min_cluster_size(text)
 
 
 def _replay_flags(args: argparse.Namespace) -> str:

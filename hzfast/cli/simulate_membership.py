@@ -91,6 +91,9 @@ def run_membership_sweep(args: argparse.Namespace) -> int:
     if args.scenario is not None:
         raise UserError("--membership: runs membership seeds; leave out --scenario")
     mcs = args.min_cluster_size
+    if mcs == "drawn":
+        raise UserError("--membership: --min-cluster-size drawn is for the migration "
+                        "simulator; give majority, none or a count")
     flags = "" if mcs == "majority" else f"--min-cluster-size {mcs or 'none'}"
     if args.members != 4:
         flags += f" --members {args.members}"

@@ -77,10 +77,15 @@ def _check_settings(seed: int, members: int, partitions: int, backup_count: int,
         raise ValueError(f"membership must be one of {MEMBERSHIP_SOURCES}, got {membership!r}")
     if merge_policy not in MERGE_POLICIES:
         raise ValueError(f"merge_policy must be one of {MERGE_POLICIES}, got {merge_policy!r}")
-    try:
-        MembershipConfig(min_cluster_size=min_cluster_size)   # type: ignore[arg-type]
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"min_cluster_size: {exc}") from None
+    if min_cluster_size == "drawn":
+        if faults != "swarm" or membership != "nodes":
+            raise ValueError("min_cluster_size 'drawn' needs faults='swarm' and "
+                             "membership='nodes'")
+    else:
+        try:
+            MembershipConfig(min_cluster_size=min_cluster_size)   # type: ignore[arg-type]
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"min_cluster_size: {exc}") from None
     if not isinstance(nemesis, str):
         raise TypeError(f"nemesis must be a str, got {type(nemesis).__name__}")
     nemeses(nemesis)
@@ -178,10 +183,12 @@ def run(seed: int, *, members: int = 4, partitions: int = 271, backup_count: int
         and its node acts on the lists it commits (docs/design.md §12.6). ``"oracle"``: the
         run publishes the list a drawn delay after each crash or join (replays of seeds
         found before).
-    min_cluster_size : int, "majority" or None, default "majority"
+    min_cluster_size : int, "majority", None or "drawn", default "majority"
         With ``membership="nodes"``: split-brain protection. A member takes writes only
         while it holds its lease; with it off (``None``, Hazelcast's default) both sides
         of a split serve and the smaller cluster merges into the larger when they meet.
+        ``"drawn"`` (with ``faults="swarm"``): each seed draws ``"majority"`` or ``None``
+        with even odds, from a stream of its own; ``result.min_cluster_size`` says which.
     merge_policy : {"put_if_absent", "pass_through", "latest_update", "discard"}, default "put_if_absent"
         With ``membership="nodes"``: what a member out of the cluster does with its data
         before it stops and a new member starts in its place: merge it (data are keys

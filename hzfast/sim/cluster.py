@@ -246,6 +246,9 @@ class Simulation:
         self.seed = seed
         self.design = design
         self.trace_on = trace
+        if min_cluster_size == "drawn":     # (its own stream: the other draws stay)
+            drawn = random.Random(seed ^ 0x70726F74).random() < 0.5
+            min_cluster_size = "majority" if drawn else None
         if faults == "swarm" and fault_plan is None:
             # (a protected cluster of 2 is stuck after any failure: 3 at least then)
             least = 3 if membership == "nodes" and min_cluster_size is not None else 2

@@ -124,12 +124,30 @@ def test_oracle_lists_stay_for_the_scripted_scenarios() -> None:
                    actions=((10, Action("pause", member=1, length=5)),)).run()
 
 
+def test_protection_drawn_per_seed() -> None:
+    """``min_cluster_size="drawn"``: each seed draws protection on or off from a stream of
+    its own, so the rest of the run is the one the drawn setting gives; both kinds pass."""
+    drawn = {}
+    for seed in range(30):
+        r = sim.run(seed, min_cluster_size="drawn", entries=2_000)
+        assert r.ok, _explain(r)
+        drawn[seed] = r.min_cluster_size
+        if seed < 6:                           # the same run as asking for it outright
+            same = sim.run(seed, min_cluster_size=r.min_cluster_size, entries=2_000)
+            assert (same.events, same.entries_lost, same.faults_injected) == \
+                (r.events, r.entries_lost, r.faults_injected)
+    assert set(drawn.values()) == {"majority", None}
+    assert 8 <= sum(v is None for v in drawn.values()) <= 22
+
+
 @pytest.mark.parametrize("kw, match", [
     ({"membership": "gossip"}, "membership must be one of"),
     ({"merge_policy": "latest"}, "merge_policy must be one of"),
     ({"nemesis": "pause,crash"}, "nemesis must name some of"),
     ({"min_cluster_size": 0}, "min_cluster_size"),
     ({"min_cluster_size": "most"}, "min_cluster_size"),
+    ({"min_cluster_size": "drawn", "faults": "none"}, "'drawn' needs faults='swarm'"),
+    ({"min_cluster_size": "drawn", "membership": "oracle"}, "'drawn' needs faults='swarm'"),
 ])
 def test_bad_settings_name_the_argument(kw: dict[str, object], match: str) -> None:
     with pytest.raises(ValueError, match=match):
