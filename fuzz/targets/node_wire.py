@@ -152,6 +152,8 @@ def build_frame(fdp: Any, P: int, R: int) -> list[Any]:
             out.append(fdp.ConsumeUnicodeNoSurrogates(fdp.ConsumeIntInRange(0, 20)))
         elif kind == "partition":
             out.append(fdp.ConsumeIntInRange(0, 10_000_000))
+        elif kind == "term":
+            out.append(fdp.ConsumeIntInRange(0, 2**63 - 1))
         elif kind == "int":
             out.append(_i64(fdp))
         elif kind == "bool":
@@ -346,7 +348,8 @@ def fuzz_message(data: bytes) -> None:
     P, R = _shape(fdp)
     m = build_message(fdp, P, R)
     enc = wire.encode_message(m)
-    body = wire.frame("msg", enc)[4:]
+    term = fdp.ConsumeIntInRange(0, 2**63 - 1)
+    body = wire.frame("msg", enc, term)[4:]
     got = receive(body, P, R)
     if got is None or got[1] != m:
         raise Finding(f"a valid {type(m).__name__} did not come back: {got!r:.300}")
@@ -357,9 +360,9 @@ def fuzz_message(data: bytes) -> None:
             wire.decode_message(enc, P, R)
         except WireError:
             return
-        receive(_packed(["msg", enc]), P, R)
+        receive(_packed(["msg", enc, term]), P, R)
     else:
-        receive(damage(fdp, _packed(["msg", enc])), P, R)
+        receive(damage(fdp, _packed(["msg", enc, term])), P, R)
 
 
 def fuzz_frame(data: bytes) -> None:

@@ -537,7 +537,7 @@ class Member:
             if peer is not None:
                 peer.close()
         self.recent.append(f"{self.now()} ms members {lst.key}: {ids}")
-        self._feed(MembershipChanged(tuple(ids)))
+        self._feed(MembershipChanged(tuple(ids), term=lst.term))
 
     def _broadcast_addresses(self) -> None:
         """The addresses of this member and of every member it has a connection to (its
@@ -601,7 +601,7 @@ class Member:
         for o in outs:
             if isinstance(o, Send):
                 peer = self.peers.get(o.to)
-                data = wire.frame("msg", wire.encode_message(o.message))
+                data = wire.frame("msg", wire.encode_message(o.message), o.term)
                 if peer is not None:
                     peer.send(data)
                 elif o.to in self.addresses:   # a member out of the list: it is told so
@@ -658,7 +658,7 @@ class Member:
             if peer is None:
                 self.stats["sends_to_unknown"] += 1
                 return
-            peer.send(wire.frame("msg", wire.encode_message(o.message)))
+            peer.send(wire.frame("msg", wire.encode_message(o.message), o.term))
         elif t is SetTimer:
             assert isinstance(o, SetTimer)
             old = self._timers.pop(o.key, None)
@@ -844,14 +844,14 @@ class Member:
                     self._decoded(took, took + cpu[0])
                 self.stats["messages_received"] += 1
                 if type(m) in MEMBERSHIP_MESSAGES:
-                    self._ms_feed(MessageReceived(sender, m))
+                    self._ms_feed(MessageReceived(sender, m, f[2]))
                     continue
                 if type(m) is MigrationTransfer and m.sender == sender:
                     # the member whose staged data a commit of this migration installs
                     while len(self._transfer_from) >= 4096:
                         self._transfer_from.pop(next(iter(self._transfer_from)))
                     self._transfer_from[m.migration.id] = sender
-                self._feed(MessageReceived(sender, m))   # the node rejects unknown senders
+                self._feed(MessageReceived(sender, m, f[2]))  # (the node rejects strangers)
             elif tag == "members":
                 self._on_members(sender, f[1], f[2], f[3])
             elif tag == "chunk":
@@ -1150,6 +1150,8 @@ class Member:
             "state": node.state() if node is not None else "STARTING",
             "busy": bool(node.busy) if node is not None and self.is_master else False,
             "active": len(node.active) if node is not None else 0,
+            # protocol messages dropped for an older term than the node's (§13.1(f))
+            "stale_term": int(node.stale_term) if node is not None else 0,
             "owned": int((node.replicas[:, 0] == self.me).sum()) if node is not None else 0,
             "entries": self.store.entries(), "bytes": self.store.nbytes(),
             "migrations_committed": self.marks["master_committed"],

@@ -392,12 +392,13 @@ _FIELD: dict[str, Callable[[Any, str], Any]] = {
     "id": lambda v, w: _int(v, w, 0, 2**31 - 2),
     "id?": lambda v, w: _int(v, w, -1, 2**31 - 2),
     "partition": lambda v, w: _int(v, w, 0, 10_000_000),
+    "term": lambda v, w: _int(v, w, 0, _I64[1]),
 }
 
 #: Every frame tag and its fields (after the tag). The handshake (every connection, first,
 #: :mod:`hzfast.node.auth`): ``auth`` (cluster name, role "peer"/"client", member id or
 #: -1, nonce), ``challenge`` (nonce, proof), ``proof`` (proof). Peers:
-#: ``msg`` (a protocol message, :func:`encode_message`), ``hb`` (member id, member-list
+#: ``msg`` (a protocol message, :func:`encode_message`, and the sender's term), ``hb`` (member id, member-list
 #: version), ``members`` (version, next id, [[id, host, port], ...], oldest first),
 #: ``chunk`` (effect id, mode "stage"/"merge", migration id, partition, entries, seq, last),
 #: ``chunk_ack`` (effect id, ok), ``backup`` (request id, partition, the owner's partition
@@ -413,7 +414,7 @@ FRAMES: dict[str, tuple[str, ...]] = {
     "auth": ("name", "str", "id?", "b32"),
     "challenge": ("b32", "b32"),
     "proof": ("b32",),
-    "msg": ("any",),
+    "msg": ("any", "term"),
     "hb": ("id", "int"),
     "members": ("int", "int", "members"),
     "chunk": ("int", "str", "int", "int", "partition", "entries", "int", "bool"),

@@ -17,6 +17,8 @@ cdef class NodeCore:
     cdef public object replicas
     cdef public object versions
     cdef public bint initialized
+    cdef public object term
+    cdef public object stale_term
     cdef public tuple members
     cdef public frozenset lite
     cdef public object _list

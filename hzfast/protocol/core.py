@@ -83,6 +83,10 @@ class NodeCore:
         self.replicas = np.full((P, R), -1, dtype=np.int32)
         self.versions = np.zeros(P, dtype=np.int32)
         self.initialized = False
+        # the newest term of a member list this node took; a message sent under an older
+        # one changes nothing here (docs/design.md §13.1)
+        self.term = 0
+        self.stale_term = 0              # messages dropped for their older term
         self.members: tuple[int, ...] = ()
         self.lite: frozenset[int] = frozenset()
         self._list = CompletedList(np.zeros(P, dtype=np.int32))
@@ -174,7 +178,7 @@ class NodeCore:
         if to == self.me:
             self._inbox.append((to, m))
         else:
-            self._out.append(SEND(to, m))
+            self._out.append(SEND(to, m, self.term))
 
     def _mark(self, name: MarkName, x: MigrationInfo | None = None, partition: int = -1,
               detail: str = "") -> None:

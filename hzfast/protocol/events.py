@@ -16,11 +16,13 @@ class Event:
 
 @dataclass(frozen=True, slots=True)
 class MembershipChanged(Event):
-    """The membership view: member ids, oldest first (the first is the master), and
-    one lite flag per member (lite members hold no replicas; one may be master)."""
+    """The membership view: member ids, oldest first (the first is the master), one
+    lite flag per member (lite members hold no replicas; one may be master), and the
+    term of the list (docs/design.md §13.1; 0 where no membership machine runs)."""
 
     members: tuple[int, ...]
     lite: tuple[bool, ...] = ()
+    term: int = 0
 
     def __post_init__(self) -> None:
         if not isinstance(self.members, tuple) or not all(
@@ -34,14 +36,18 @@ class MembershipChanged(Event):
                              f"got {len(self.lite)}")
         if not all(isinstance(f, bool) for f in self.lite):
             raise TypeError("lite flags must be bools")
+        if type(self.term) is not int or not 0 <= self.term < 2**63:
+            raise TypeError("term must be an int in [0, 2**63)")
 
 
 @dataclass(frozen=True, slots=True)
 class MessageReceived(Event):
-    """A message arrived from ``sender`` (the network's word for who sent it)."""
+    """A message arrived from ``sender`` (the network's word for who sent it), sent
+    under ``term`` (the sender's :attr:`hzfast.protocol.outputs.Send.term`)."""
 
     sender: int
     message: Message
+    term: int = 0
 
 
 @dataclass(frozen=True, slots=True)

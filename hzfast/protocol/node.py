@@ -168,7 +168,13 @@ class NodeEvents(NodeCore):
             if not isinstance(m, Message):
                 raise TypeError(f"message must be a hzfast.protocol message, got "
                                 f"{type(m).__name__}")
-            self._receive(event.sender, m)           # type: ignore[attr-defined]
+            term = event.term                        # type: ignore[attr-defined]
+            if type(term) is not int:
+                raise TypeError(f"term must be an int, got {type(term).__name__}")
+            if term < self.term:
+                self.stale_term += 1                 # sent under an older list's term
+            else:
+                self._receive(event.sender, m)       # type: ignore[attr-defined]
         elif t is EffectDone or isinstance(event, EffectDone):
             self._effect_done(event.effect_id, bool(event.ok))  # type: ignore[attr-defined]
         elif isinstance(event, MembershipChanged):
@@ -279,6 +285,10 @@ class NodeEvents(NodeCore):
 
     # ------------------------------------------------------------------ membership
     def _membership(self, ev: MembershipChanged) -> None:
+        if ev.term < self.term:
+            self.stale_term += 1             # a list of an older term: changes nothing
+            return
+        self.term = ev.term
         old = set(self.members)
         old_master = self.master
         self._list.restart_index()       # the master role may move: the index starts over

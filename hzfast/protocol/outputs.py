@@ -32,10 +32,12 @@ class Output:
 
 @dataclass(frozen=True, slots=True)
 class Send(Output):
-    """Send ``message`` to member ``to``."""
+    """Send ``message`` to member ``to``; ``term`` is the sender's term, which the
+    runtime delivers with it (:class:`hzfast.protocol.events.MessageReceived`)."""
 
     to: int
     message: Message
+    term: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -187,13 +187,11 @@ def run(seed: int, *, members: int = 4, partitions: int = 271, backup_count: int
         With ``membership="nodes"``: split-brain protection. A member takes writes only
         while it holds its lease; with it off (``None``, Hazelcast's default) both sides
         of a split serve and the smaller cluster merges into the larger when they meet.
-        ``"drawn"`` (with ``faults="swarm"``): each seed draws ``"majority"`` or ``None``
-        with even odds, from a stream of its own; ``result.min_cluster_size`` says which.
+        ``"drawn"`` (swarm): the seed draws ``"majority"`` or ``None`` (even odds).
     merge_policy : {"put_if_absent", "pass_through", "latest_update", "discard"}, default "put_if_absent"
         With ``membership="nodes"``: what a member out of the cluster does with its data
-        before it stops and a new member starts in its place: merge it (data are keys
-        written once here: the first three all add the keys the cluster lacks), or drop
-        it (``split_brain`` losses).
+        before it stops and a new member starts in its place: merge it (keys written
+        once: all three add the keys the cluster lacks), or drop it (``split_brain``).
     nemesis : str, default "pause,partition"
         With ``membership="nodes"`` and ``faults="swarm"``: the faults drawn besides the
         swarm's, comma-separated: ``pause`` (a member handles nothing for a while; what is
@@ -214,9 +212,8 @@ def run(seed: int, *, members: int = 4, partitions: int = 271, backup_count: int
                              min_cluster_size, merge_policy, nemesis)
     return Simulation(seed, members=members, partitions=partitions, backup_count=backup_count,
                       entries=entries, faults=faults, script=script, design=design,
-                      joins=joins, trace=bool(trace),
-                      max_parallel_migrations=max_parallel_migrations,
-                      strict=bool(strict), membership=membership,
+                      joins=joins, trace=bool(trace), strict=bool(strict),
+                      max_parallel_migrations=max_parallel_migrations, membership=membership,
                       min_cluster_size=min_cluster_size, merge_policy=merge_policy,
                       nemesis=nemeses(nemesis)).run()
 

@@ -156,9 +156,9 @@ class Hooks:
         """Member ``mid`` emitted ``mk``; ``crashes``: the members the script crashes for
         it (after the event's outputs)."""
 
-    def on_send(self, src: int, dst: int, m: msg.Message) -> bool:
-        """Member ``src`` sends ``m`` to ``dst``: True if the hook took the message over
-        (the network does not deliver it)."""
+    def on_send(self, src: int, dst: int, m: msg.Message, term: int = 0) -> bool:
+        """Member ``src`` sends ``m`` to ``dst`` under ``term``: True if the hook took the
+        message over (the network does not deliver it)."""
         return False
 
 
@@ -425,7 +425,7 @@ class Simulation:
             self.view[:] = [m for m in members.current() if m in self.nodes]
         if changed is not None and mid in self.nodes:
             lite = tuple([m in self.lite for m in changed.members])
-            self._handle(mid, MembershipChanged(changed.members, lite))
+            self._handle(mid, MembershipChanged(changed.members, lite, changed.term))
         if removed is not None and mid in self.nodes:
             tl = self.tl
             tl.inject("member_removed")
@@ -482,8 +482,9 @@ class Simulation:
                 to = o.to                                   # type: ignore[attr-defined]
                 if type(m) is _PUBLISH:
                     self.checks.on_publish(mid, to, m)
-                if hooks is None or not hooks.on_send(mid, to, m):
-                    self.net.deliver(mid, to, m)
+                term = o.term                               # type: ignore[attr-defined]
+                if hooks is None or not hooks.on_send(mid, to, m, term):
+                    self.net.deliver(mid, to, m, term)
             elif t is Mark:
                 self._on_mark(mid, o, crash)               # type: ignore[arg-type]
             elif t is SetTimer:
@@ -575,13 +576,13 @@ class Simulation:
                     continue
             # (the commonest kinds first: kinds are compared by identity)
             if kind is MSG:
-                src, dst, m = payload
+                src, dst, m, term = payload
                 if members is not None and type(m) in MEMBERSHIP_TYPES:
                     self._ms(*members.receive(src, dst, m), dst)
                 elif dst in nodes and src in nodes:
                     if type(m) is _PUBLISH_ACK:               # (for the eviction check)
                         checks.on_publish_ack(src, dst, m)
-                    self._handle(dst, _RECEIVED(src, m))
+                    self._handle(dst, _RECEIVED(src, m, term))
             elif kind is EFFECT:
                 mid, e = payload
                 if mid in nodes:

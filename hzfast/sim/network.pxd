@@ -23,7 +23,7 @@ cdef class Network:
     cdef public set cut
 
     @cython.locals(tl=Timeline)
-    cpdef deliver(self, src, dst, m)
+    cpdef deliver(self, src, dst, m, term=*)
     cpdef bint lost(self) except -1
     cpdef delay(self)
     cpdef clog(self, list view)

@@ -115,16 +115,17 @@ class Network:
         #: the directed links ``(from, to)`` a partition cut (they drop everything)
         self.cut: set[tuple[int, int]] = set()
 
-    def deliver(self, src: int, dst: int, m: msg.Message) -> None:
-        """Send ``m`` from ``src`` to ``dst``: it arrives once, twice or never, after a
-        delay (a drawn one, longer on a slow or clogged link or a delaying filter)."""
+    def deliver(self, src: int, dst: int, m: msg.Message, term: int = 0) -> None:
+        """Send ``m`` from ``src`` to ``dst`` under ``term``: it arrives once, twice or
+        never, after a delay (a drawn one, longer on a slow or clogged link or a delaying
+        filter)."""
         tl = self.tl
         now = tl.now
         if self.cut and (src, dst) in self.cut:     # (a partition: scripted ones too)
             tl.inject("message_cut")
             return
         if not self.faulty:
-            tl.push(now + 1, MSG, (src, dst, m))
+            tl.push(now + 1, MSG, (src, dst, m, term))
             return
         bits, uniform = self.getrandbits, self.random
         delay = randbits(bits, 1, self.max_delay)
@@ -147,8 +148,8 @@ class Network:
                 delay += until - now
         if self.duplicate and uniform() < self.duplicate:
             tl.inject("message_duplicated")
-            tl.push(now + delay + randbits(bits, 0, self.max_delay), MSG, (src, dst, m))
-        tl.push(now + delay, MSG, (src, dst, m))
+            tl.push(now + delay + randbits(bits, 0, self.max_delay), MSG, (src, dst, m, term))
+        tl.push(now + delay, MSG, (src, dst, m, term))
 
     def lost(self) -> bool:
         """Whether one more message or transfer is dropped (a draw while faulty)."""

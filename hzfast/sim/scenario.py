@@ -217,7 +217,7 @@ class ScenarioHooks(Hooks):
                 return False
         return True
 
-    def on_send(self, src: int, dst: int, m: msg.Message) -> bool:
+    def on_send(self, src: int, dst: int, m: msg.Message, term: int = 0) -> bool:
         act: Filter | None = None
         for f in self.filters:
             if self._matches(f, src, dst, m):
@@ -233,14 +233,16 @@ class ScenarioHooks(Hooks):
         tl.inject(_INJECTED[act.action])
         if act.action == "delay":
             self._say(f"DELAY {name} m{src}->m{dst}{about} by {act.by}")
-            tl.push(tl.now + 1 + act.by, EventKind.MSG, (src, dst, m))
+            tl.push(tl.now + 1 + act.by, EventKind.MSG, (src, dst, m, term))
             return True
         reply = (msg.negative_reply(dst, m, "rejected by a filter")
                  if act.action == "reject" else None)
         self._say(f"{act.action.upper()} {name} m{src}->m{dst}{about}"
                   + (f" (answered {type(reply).__name__} ok=False)" if reply else ""))
         if reply is not None:
-            tl.push(tl.now + 1, EventKind.MSG, (dst, src, reply))
+            node = self._run().nodes.get(dst)
+            tl.push(tl.now + 1, EventKind.MSG,
+                    (dst, src, reply, node.term if node is not None else term))
         return True
 
 

@@ -230,7 +230,12 @@ def test_frames_from_an_unknown_member_are_refused(cluster):
     received0 = before["stats"].get("messages_received", 0)
     key = key_of(p, "stranger")
     with connect(b, member=stranger) as s:
-        s.sendall(wire.frame("msg", wire.encode_message(msg.FetchPartitionState(stranger))))
+        # (under b's own term: the one below is dropped unread for its older term)
+        fetch = wire.encode_message(msg.FetchPartitionState(stranger))
+        s.sendall(wire.frame("msg", fetch, before["term"] - 1))
+        wait_for("b drops the message of an older term",
+                 lambda: status(b)["stale_term"] == before["stale_term"] + 1)
+        s.sendall(wire.frame("msg", fetch, before["term"]))
         s.sendall(wire.frame("backup", 77, p, 0, [[key, b"forged"]]))
         wait_for("b counts the refused backup",
                  lambda: counter(b, "stats", "backups_refused") == refused0 + 1)

@@ -122,11 +122,11 @@ def _message_types() -> set[type[msg.Message]]:
 
 
 def _through_the_wire(m: msg.Message, p: int = P, r: int = R) -> msg.Message:
-    data = wire.frame("msg", wire.encode_message(m))
+    data = wire.frame("msg", wire.encode_message(m), 7)
     (n,) = struct.unpack(">I", data[:4])
     assert n == len(data) - 4
     f = wire.parse(wire.unpack(data[4:]))
-    assert f[0] == "msg" and len(f) == 2
+    assert f[0] == "msg" and len(f) == 3 and f[2] == 7          # (the sender's term)
     return wire.decode_message(f[1], p, r)
 
 
@@ -218,7 +218,7 @@ VALID_FRAMES: dict[str, list[Any]] = {
     "auth": ["hzfast", "peer", 3, b"n" * 32],
     "challenge": [b"n" * 32, b"m" * 32],
     "proof": [b"m" * 32],
-    "msg": [wire.encode_message(msg.MigrationCommit(1, MIGS[0]))],
+    "msg": [wire.encode_message(msg.MigrationCommit(1, MIGS[0])), 3],
     "hb": [3, 12],
     "members": [4, 9, [[1, "127.0.0.1", 5701], [5, "host-b", 0], [8, "::1", 65535]]],
     "chunk": [7, "stage", 1, 4, 30, [["k1", b"v1"], ["", b""]], 0, True],
@@ -239,7 +239,7 @@ VALID_FRAMES: dict[str, list[Any]] = {
 # per field kind: a value of the wrong type (None where any value is fine)
 _WRONG: dict[str, Any] = {"int": "3", "id": 3.0, "partition": True, "bool": 1, "str": b"s",
                           "entries": {"k": b"v"}, "keys": "k", "members": 5, "any": None,
-                          "b32": b"n" * 31, "name": "x" * 256, "id?": -2}
+                          "b32": b"n" * 31, "name": "x" * 256, "id?": -2, "term": -1}
 
 
 def test_every_tag_has_a_valid_example():

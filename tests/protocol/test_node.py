@@ -393,7 +393,7 @@ def test_a_migration_request_carries_only_its_partitions_completed_migrations(se
     class Watch(Hooks):                               # sees each request as it is sent
         nodes: dict[int, Node] = {}
 
-        def on_send(self, src: int, dst: int, m: object) -> bool:
+        def on_send(self, src: int, dst: int, m: object, term: int = 0) -> bool:
             if isinstance(m, messages.MigrationRequest):
                 p = m.migration.partition
                 seen["requests"] += 1
@@ -458,6 +458,30 @@ def test_a_late_answer_is_dropped_and_counted_not_handled() -> None:
     assert out == [] and n.dropped == 1
     out = n.handle(MessageReceived(1, msg.PartitionStateCheck(1, n.stamp)), 2)
     assert out and n.dropped == 1                 # a member's message: taken
+
+
+def test_nothing_sent_under_an_older_term_changes_anything() -> None:
+    # §13.1: a node takes the term of each list it is given and stamps it on what it
+    # sends; a message sent under an older term, or a list of an older term, is counted
+    # and changes nothing
+    from hzfast.protocol import messages as msg
+    from hzfast.protocol.outputs import Send
+    n = Node(2, Config(partition_count=4, backup_count=1))
+    n.handle(MembershipChanged((1, 2), term=3), 0)
+    assert n.term == 3
+    check = msg.PartitionStateCheck(1, n.stamp)
+    out = n.handle(MessageReceived(1, check, 2), 1)
+    assert out == [] and n.stale_term == 1
+    out = n.handle(MessageReceived(1, check, 3), 2)            # its own term: answered
+    sends = [o for o in out if isinstance(o, Send)]
+    assert sends and all(o.term == 3 for o in sends) and n.stale_term == 1
+    assert n.handle(MessageReceived(1, check, 4), 3)           # a newer term: taken too
+    n.handle(MembershipChanged((1, 2, 3), term=2), 4)          # an older list: ignored
+    assert n.members == (1, 2) and n.term == 3 and n.stale_term == 2
+    with pytest.raises(TypeError, match="term must be an int"):
+        n.handle(MessageReceived(1, check, "3"), 5)            # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="term must be an int"):
+        MembershipChanged((1, 2), term=-1)
 
 
 @settings(max_examples=300, deadline=None)

@@ -140,9 +140,9 @@ class _Probe(ScenarioHooks):
         self.occurrences.append((name, n, who))
         super().on_mark(mid, mk, crashes)
 
-    def on_send(self, src: int, dst: int, m: Any) -> bool:
+    def on_send(self, src: int, dst: int, m: Any, term: int = 0) -> bool:
         self.sent.add(type(m).__name__)
-        return super().on_send(src, dst, m)
+        return super().on_send(src, dst, m, term)
 
 
 def _case(scope: Scope, crash: CrashAt | None, drops: list[tuple[str, int]]) -> Case:
