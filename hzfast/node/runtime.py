@@ -510,7 +510,12 @@ class Member:
 
     def _learn(self, members: list[MemberEntry]) -> None:
         """Take the addresses of members this member does not know yet (an address, once
-        known, is never changed) and open a connection to each."""
+        known, is never changed) and open a connection to each. The membership machine
+        learns of them too (discovery: whom to ask when it hears nobody of its own list,
+        docs/design.md §13.3(a))."""
+        new = tuple(m for m, _, _ in members if m != self.me and m not in self.addresses)
+        if new and self.ms is not None:
+            self.ms.discover(new)
         for m, host, port in members:
             if m != self.me and m not in self.addresses:
                 self.addresses[m] = (host, port)

@@ -153,6 +153,23 @@ def test_update_times_travel_with_the_entries_and_latest_update_merges_by_them()
     asyncio.run(main())
 
 
+def test_addresses_learned_reach_the_membership_machine() -> None:
+    # discovery (docs/design.md §13.3(a)): a member learns of another from a members frame
+    # before any list names it; its membership machine knows whom to ask from then on
+    async def main() -> None:
+        ms = await _cluster(2)
+        try:
+            assert ms[1].ms is not None and 7 not in ms[1].ms._known
+            ms[1]._on_members(ms[0].me, 1, 8, [(7, "127.0.0.1", 9)])
+            assert 7 in ms[1].ms._known and ms[1].addresses[7] == ("127.0.0.1", 9)
+            ms[1]._on_members(99, 1, 8, [(6, "127.0.0.1", 9)])      # not a member: refused
+            assert 6 not in ms[1].ms._known and 6 not in ms[1].addresses
+        finally:
+            for m in ms:
+                m.stop()
+    asyncio.run(main())
+
+
 def test_a_join_with_other_settings_is_refused() -> None:
     async def main() -> None:
         ms = await _cluster(1)
