@@ -398,8 +398,8 @@ _FIELD: dict[str, Callable[[Any, str], Any]] = {
 #: Every frame tag and its fields (after the tag). The handshake (every connection, first,
 #: :mod:`hzfast.node.auth`): ``auth`` (cluster name, role "peer"/"client", member id or
 #: -1, nonce), ``challenge`` (nonce, proof), ``proof`` (proof). Peers:
-#: ``msg`` (a protocol message, :func:`encode_message`, and the sender's term), ``hb`` (member id, member-list
-#: version), ``members`` (version, next id, [[id, host, port], ...], oldest first),
+#: ``msg`` (a protocol message, :func:`encode_message`, and the sender's term), ``hb``
+#: (member id, member-list version), ``members`` (version, next id, [[id, host, port], ...], oldest first),
 #: ``chunk`` (effect id, mode "stage"/"merge", migration id, partition, entries, seq, last),
 #: ``chunk_ack`` (effect id, ok), ``backup`` (request id, partition, the owner's partition
 #: version, entries), ``backup_ack`` (request id, ok). Clients: ``join`` (request id, host,

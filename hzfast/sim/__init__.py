@@ -188,7 +188,7 @@ def run(seed: int, *, members: int = 4, partitions: int = 271, backup_count: int
         while it holds its lease; with it off (``None``, Hazelcast's default) both sides
         of a split serve and the smaller cluster merges into the larger when they meet.
         ``"drawn"`` (swarm): the seed draws ``"majority"`` or ``None`` (even odds).
-    merge_policy : {"put_if_absent", "pass_through", "latest_update", "discard"}, default "put_if_absent"
+    merge_policy : str, default "put_if_absent" (also "pass_through", "latest_update", "discard")
         With ``membership="nodes"``: what a member out of the cluster does with its data
         before it stops and a new member starts in its place: merge it (keys written
         once: all three add the keys the cluster lacks), or drop it (``split_brain``).
