@@ -87,7 +87,7 @@ py_directives = {
 COMPILED_PY = [
     *(os.path.join("hzfast", "protocol", f"{m}.py")
       for m in ("node", "core", "member", "master", "run", "completed", "common", "designs",
-                "config", "membership")),
+                "config", "memberlists", "membership")),
     *(os.path.join("hzfast", "sim", f"{m}.py")
       for m in ("timeline", "network", "data", "checks", "members", "cluster")),
 ]

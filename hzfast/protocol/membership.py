@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from hzfast.protocol._build import Builder
 from hzfast.protocol.events import Event, MessageReceived, TimerFired
 from hzfast.protocol.memberlists import (
     MEMBERSHIP_MESSAGES,
@@ -50,6 +51,10 @@ from hzfast.protocol.memberlists import (
 )
 from hzfast.protocol.messages import Message
 from hzfast.protocol.outputs import Mark, Output, Send, SetTimer
+
+# (the outputs and the heartbeat made at every tick, built straight into their slots)
+_SEND, _MARK, _SET_TIMER = Builder(Send), Builder(Mark), Builder(SetTimer)
+_HEARTBEAT = Builder(Heartbeat)
 
 __all__ = ["MEMBERSHIP_MESSAGES", "TICK", "Claim", "ClaimReply", "Heartbeat", "JoinRequest",
            "ListAccept", "ListChanged", "ListCommit", "ListProposal", "ListRequest",
@@ -197,16 +202,19 @@ class Membership:
         cfg = self.config
         if not cfg.protected:
             return True
-        q = cfg.quorum(len(lst.members))
+        members = lst.members
+        q = cfg.quorum(len(members))
         key = lst.key
-        if len(lst.members) < q or self.promised != key or self.accepted is not None:
+        if len(members) < q or self.promised != key or self.accepted is not None:
             return False
         fresh = self._T // 2
         n = 1
-        echo = self._echo
-        for m in lst.members:
+        echo, me = self._echo, self.me
+        for m in members:
+            if n >= q:
+                break
             e = echo.get(m)
-            if m != self.me and e is not None and e[1] == key and now - e[0] < fresh:
+            if e is not None and m != me and e[1] == key and now - e[0] < fresh:
                 n += 1
         return n >= q
 
@@ -269,14 +277,14 @@ class Membership:
         self._last_tick = now
         if self.list is None:
             self._ask_to_join()
-        self._out.append(SetTimer(TICK, now + self.config.heartbeat_interval))
+        self._out.append(_SET_TIMER(TICK, now + self.config.heartbeat_interval))
 
     # ------------------------------------------------------------------ the tick
     def _tick(self) -> None:
         now = self._now
         late = now - self._last_tick - self.config.heartbeat_interval
         self._last_tick = now
-        self._out.append(SetTimer(TICK, now + self.config.heartbeat_interval))
+        self._out.append(_SET_TIMER(TICK, now + self.config.heartbeat_interval))
         if late >= self._T // 2:
             # my own timer ran late: I was paused; nobody's silence counts from before
             self._mark(MembershipMark.PAUSE_DETECTED, f"timer {late} late")
@@ -319,7 +327,7 @@ class Membership:
                 echo = sent.get(m, -1) if m in vouch else -1
                 if echo >= 0:
                     last[m] = now
-                self._send(m, Heartbeat(me, key, promised, now, echo))
+                self._send(m, _HEARTBEAT(me, key, promised, now, echo))
 
     def _master_duties(self) -> None:
         lst = self.list
@@ -533,30 +541,31 @@ class Membership:
 
     # ------------------------------------------------------------------ handlers
     def _on_heartbeat(self, m: Heartbeat) -> None:
-        if not (valid_key(m.key) and valid_key(m.promised) and type(m.sent_at) is int
-                and type(m.echo) is int):
+        key, promised, sent_at, echo = m.key, m.promised, m.sent_at, m.echo
+        if not (valid_key(key) and valid_key(promised) and type(sent_at) is int
+                and type(echo) is int):
             raise Malformed("malformed heartbeat")
         lst = self.list
         if lst is None:
             return
-        now, s = self._now, m.sender
+        now, s, mine = self._now, m.sender, lst.key
         if s not in lst.members:
-            if m.key < lst.key:              # it missed its removal: tell it
+            if key < mine:                   # it missed its removal: tell it
                 self._send(s, ListCommit(self.me, lst))
             return
-        if m.sent_at > now or now - m.sent_at > self._T // 2:
-            self._mark(MembershipMark.HEARTBEAT_STALE, f"from {s}, sent at {m.sent_at}")
+        if sent_at > now or now - sent_at > self._T // 2:
+            self._mark(MembershipMark.HEARTBEAT_STALE, f"from {s}, sent at {sent_at}")
             return
         self._heard[s] = now
-        self._their_sent[s] = m.sent_at
-        self._their_promised[s] = m.promised
-        if 0 <= m.echo <= now:
+        self._their_sent[s] = sent_at
+        self._their_promised[s] = promised
+        if 0 <= echo <= now:
             old = self._echo.get(s)
-            if old is None or m.echo >= old[0]:
-                self._echo[s] = (m.echo, m.promised)
-        if m.key > lst.key:
+            if old is None or echo >= old[0]:
+                self._echo[s] = (echo, promised)
+        if key > mine:
             self._send(s, ListRequest(self.me))
-        elif m.key < lst.key:
+        elif key < mine:
             self._send(s, ListCommit(self.me, lst))
 
     def _on_claim(self, m: Claim) -> None:
@@ -714,10 +723,10 @@ class Membership:
         self._out.append(Removed(why, into))
 
     def _send(self, to: int, m: Message) -> None:
-        self._out.append(Send(to, m))
+        self._out.append(_SEND(to, m, 0))
 
     def _mark(self, name: MembershipMark, detail: str = "") -> None:
-        self._out.append(Mark(name.value, -1, None, detail))
+        self._out.append(_MARK(name.value, -1, None, detail))
 
     def _reject(self, sender: int, m: object, why: str) -> None:
         what = type(m).__name__ if m is not None else "proposal"

@@ -9,6 +9,7 @@ cimport cython
 from hzfast.sim._queue cimport EventQueue
 from hzfast.sim.checks cimport Checker
 from hzfast.sim.data cimport Data
+from hzfast.sim.members cimport Members
 from hzfast.sim.network cimport Network
 from hzfast.sim.timeline cimport Timeline
 
@@ -46,8 +47,10 @@ cdef class Simulation:
     cdef public str merge_policy
     cdef public object _view_key
 
-    @cython.locals(tl=Timeline, queue=EventQueue, nodes=dict, data=Data, checks=Checker)
+    @cython.locals(tl=Timeline, queue=EventQueue, nodes=dict, data=Data, checks=Checker,
+                   members=Members)
     cpdef _run(self)
     cpdef _handle(self, mid, ev)
     cpdef _on_mark(self, mid, mk, list crash)
+    cpdef _ms(self, changed, removed, mid)
     cpdef crash(self, m, why)

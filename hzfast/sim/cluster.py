@@ -578,7 +578,8 @@ class Simulation:
             if kind is MSG:
                 src, dst, m, term = payload
                 if members is not None and type(m) in MEMBERSHIP_TYPES:
-                    self._ms(*members.receive(src, dst, m), dst)
+                    changed, removed = members.receive(src, dst, m)
+                    self._ms(changed, removed, dst)
                 elif dst in nodes and src in nodes:
                     if type(m) is _PUBLISH_ACK:               # (for the eviction check)
                         checks.on_publish_ack(src, dst, m)
@@ -614,7 +615,9 @@ class Simulation:
                 self._publish_view()
             elif kind is MS_TIMER:
                 assert members is not None
-                self._ms(*members.timer(*payload), payload[0])
+                mid, tok = payload
+                changed, removed = members.timer(mid, tok)
+                self._ms(changed, removed, mid)
             else:
                 self._rare(kind, payload)
             if t >= next_check:

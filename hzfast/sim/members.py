@@ -23,6 +23,7 @@ import random
 from collections.abc import Callable
 from typing import Any
 
+from hzfast.protocol._build import Builder
 from hzfast.protocol.events import MessageReceived, TimerFired
 from hzfast.protocol.membership import (
     MEMBERSHIP_MESSAGES,
@@ -48,6 +49,7 @@ NEMESES = ("pause", "partition")
 
 _START = TimerFired(("start",))
 _TICK = TimerFired(TICK)
+_RECEIVED = Builder(MessageReceived)
 
 
 class Members:
@@ -121,9 +123,9 @@ class Members:
         """A membership message from ``src`` reaches ``dst``."""
         if dst not in self.ms:
             if dst in self.out:
-                self.handle(dst, MessageReceived(src, m))
+                self.handle(dst, _RECEIVED(src, m, 0))
             return None, None
-        return self.handle(dst, MessageReceived(src, m))
+        return self.handle(dst, _RECEIVED(src, m, 0))
 
     def timer(self, mid: int, tok: int) -> tuple[MemberList | None, Removed | None]:
         """Member ``mid``'s heartbeat timer fires (if ``tok`` is still its timer's)."""
@@ -142,8 +144,9 @@ class Members:
         for o in node.handle(ev, tl.now):
             t = type(o)
             if t is Send:
-                if o.to in self.ms or o.to in self.out:     # type: ignore[attr-defined]
-                    self.net.deliver(mid, o.to, o.message)    # type: ignore[attr-defined]
+                to = o.to                                    # type: ignore[attr-defined]
+                if to in self.ms or to in self.out:
+                    self.net.deliver(mid, to, o.message)     # type: ignore[attr-defined]
             elif t is SetTimer:
                 tok = self.timer_tok.get(mid, 0) + 1
                 self.timer_tok[mid] = tok
