@@ -10,6 +10,12 @@ member and client (certificates made with ``trustme``). ``extra_info`` carries t
 migrations committed, partitions/s and MB/s of replica data moved. Every run checks that
 the join settled and that every entry reads back.
 
+``test_steady_writes``: what the membership layer's traffic costs a running cluster. 4
+members, heartbeats every 100 ms (the default) or every 2 s (20 times fewer); a client writes
+``ENTRIES`` entries of 1 KiB with ``put_many`` (every one acknowledged, and read back);
+``extra_info`` has the entries/s and the CPU the 4 idle members used per second of a 10 s
+quiet spell before the writes (docs/node.md).
+
 Run: ``pytest bench/test_node.py -p no:xdist --benchmark-json=/tmp/node.json``.
 """
 from __future__ import annotations
@@ -22,6 +28,7 @@ import time
 import pytest
 
 from hzfast.node import Client
+from hzfast.node.chaos import Process
 from hzfast.node.chaos import LocalCluster, _describe, cluster_status, settled
 
 TLS_DIR = tempfile.mkdtemp(prefix="hzfast-bench-tls-")
@@ -105,3 +112,53 @@ def test_join_throughput(benchmark, parallel: int, delay_ms: int, tls: bool) -> 
         join_seconds=round(r["seconds"], 3), process_start_seconds=round(r["startup"], 3),
         partitions_per_second=round(r["migrations"] / r["seconds"], 1),
         megabytes_per_second=round(r["bytes"] / 1e6 / r["seconds"], 1))
+
+
+def _cpu_seconds(procs: list[Process]) -> float:
+    """User and system CPU time of the processes so far (Linux /proc)."""
+    ticks = 0
+    for p in procs:
+        with open(f"/proc/{p.pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        ticks += int(fields[11]) + int(fields[12])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+async def _steady_run(cluster: LocalCluster) -> dict:
+    first = cluster.start_member()
+    for _ in range(3):
+        cluster.start_member(first.address)
+    addrs = [p.address for p in cluster.procs]
+    client = cluster.client(addrs, deadline=60.0)
+    try:
+        await _settle(client, addrs, 60)
+        cpu0, t0 = _cpu_seconds(cluster.procs), time.monotonic()
+        await asyncio.sleep(10)
+        idle = (_cpu_seconds(cluster.procs) - cpu0) / (time.monotonic() - t0)
+        await client.locate()
+        keys = [f"key-{i}" for i in range(ENTRIES)]
+        value = bytes(range(256)) * (VALUE // 256)
+        t1 = time.perf_counter()
+        acked, failed = await client.put_many([(k, value) for k in keys])
+        seconds = time.perf_counter() - t1
+        assert not failed and len(acked) == ENTRIES
+        got = await client.get_many(keys)
+        assert sum(v == value for v in got.values()) == ENTRIES
+        return {"rate": ENTRIES / seconds, "idle_cores": idle}
+    finally:
+        client.close()
+
+
+@pytest.mark.parametrize("heartbeat_ms", [100, 2000])
+def test_steady_writes(benchmark, heartbeat_ms: int) -> None:
+    benchmark.group = f"steady state: 4 members, {ENTRIES} x 1 KiB put_many"
+
+    def run() -> dict:
+        with LocalCluster(partitions=271, backups=1, heartbeat_ms=heartbeat_ms,
+                          suspect_ms=25 * heartbeat_ms) as cluster:
+            return asyncio.run(_steady_run(cluster))
+
+    r = benchmark.pedantic(run, rounds=1, iterations=1)
+    assert r["rate"] > 0 and r["idle_cores"] >= 0
+    benchmark.extra_info.update(entries_per_second=round(r["rate"]),
+                                idle_member_cores=round(r["idle_cores"], 4))

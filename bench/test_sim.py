@@ -9,6 +9,10 @@
   a fixed pure-Python workload run just before and just after the batch, because this
   machine's speed moves by up to 2× from one day to the next: runs/s from two days compare
   only beside their reference times.
+- ``test_simulation_membership_layer``: the same batch of seeds with the members' own
+  lists (their membership machines' heartbeats, the default) and with the list the run
+  publishes (``membership="oracle"``), pauses and partitions off, side by side in one
+  group: what the membership layer adds to a run (docs/design.md §12.6).
 - ``test_master_plan_step`` vs ``test_plan_migrations_alone`` (and vs the arrangement):
   a 20,000-partition master of 10 members sees an 11th join and plans; the step is
   ``Node.handle(MembershipChanged)``: repair, repartition (``arrange``), plan, apply the
@@ -102,6 +106,23 @@ def test_simulation_runs_per_second(benchmark) -> None:
     print(f"\n{len(runs)} runs in {cpu:.2f} s CPU: {len(runs) / cpu:.1f} runs/s "
           f"(reference workload: best {ref * 1000:.0f} ms of CPU; {ref_before * 1000:.0f} "
           f"before the runs, {ref_after * 1000:.0f} after)")
+
+
+MEMBERSHIP_SEEDS = range(10)
+
+
+@pytest.mark.parametrize("membership", ["nodes", "oracle"])
+def test_simulation_membership_layer(benchmark, membership: str) -> None:
+    benchmark.group = "membership layer: seeds 0-9, pauses and partitions off"
+
+    def batch() -> list[sim.SimulationResult]:
+        return [sim.run(seed, membership=membership, nemesis="") for seed in MEMBERSHIP_SEEDS]
+
+    runs = benchmark.pedantic(batch, rounds=1, iterations=1)
+    for r in runs:
+        assert r.ok, r.summary()
+        assert r.membership == membership
+    benchmark.extra_info["events"] = sum(r.events for r in runs)
 
 
 def test_simulation_5444(benchmark) -> None:
