@@ -49,7 +49,9 @@ async def _settle(client: Client, addrs: list[tuple[str, int]], timeout: float
     raise AssertionError(f"no settle within {timeout} s: {_describe(st)}")
 
 
-async def _join_run(cluster: LocalCluster) -> dict:
+async def _four_members(cluster: LocalCluster) -> tuple[Process, list[tuple[str, int]], Client]:
+    """Start 4 members (the first founds the cluster) and a client of them; return the
+    first, the addresses and the client once the cluster has settled."""
     first = cluster.start_member()
     for _ in range(3):
         cluster.start_member(first.address)
@@ -57,6 +59,15 @@ async def _join_run(cluster: LocalCluster) -> dict:
     client = cluster.client(addrs, deadline=60.0)
     try:
         await _settle(client, addrs, 60)
+    except BaseException:
+        client.close()
+        raise
+    return first, addrs, client
+
+
+async def _join_run(cluster: LocalCluster) -> dict:
+    first, addrs, client = await _four_members(cluster)
+    try:
         await client.locate()
         keys = [f"key-{i}" for i in range(ENTRIES)]
         value = bytes(range(256)) * (VALUE // 256)
@@ -125,13 +136,8 @@ def _cpu_seconds(procs: list[Process]) -> float:
 
 
 async def _steady_run(cluster: LocalCluster) -> dict:
-    first = cluster.start_member()
-    for _ in range(3):
-        cluster.start_member(first.address)
-    addrs = [p.address for p in cluster.procs]
-    client = cluster.client(addrs, deadline=60.0)
+    _, _, client = await _four_members(cluster)
     try:
-        await _settle(client, addrs, 60)
         cpu0, t0 = _cpu_seconds(cluster.procs), time.monotonic()
         await asyncio.sleep(10)
         idle = (_cpu_seconds(cluster.procs) - cpu0) / (time.monotonic() - t0)
