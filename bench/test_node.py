@@ -13,8 +13,8 @@ the join settled and that every entry reads back.
 ``test_steady_writes``: what the membership layer's traffic costs a running cluster. 4
 members, heartbeats every 100 ms (the default) or every 2 s (20 times fewer); a client writes
 ``ENTRIES`` entries of 1 KiB with ``put_many`` (every one acknowledged, and read back);
-``extra_info`` has the entries/s and the CPU the 4 idle members used per second of a 10 s
-quiet spell before the writes (docs/node.md).
+``extra_info`` has the entries/s and the CPU the 4 idle members (and the idle client) used
+per second of a 10 s quiet spell before the writes (docs/node.md).
 
 Run: ``pytest bench/test_node.py -p no:xdist --benchmark-json=/tmp/node.json``.
 """
@@ -26,10 +26,10 @@ import tempfile
 import time
 
 import pytest
+from _cpu import tree_cpu
 
 from hzfast.node import Client
-from hzfast.node.chaos import Process
-from hzfast.node.chaos import LocalCluster, _describe, cluster_status, settled
+from hzfast.node.chaos import LocalCluster, Process, _describe, cluster_status, settled
 
 TLS_DIR = tempfile.mkdtemp(prefix="hzfast-bench-tls-")
 
@@ -125,22 +125,12 @@ def test_join_throughput(benchmark, parallel: int, delay_ms: int, tls: bool) -> 
         megabytes_per_second=round(r["bytes"] / 1e6 / r["seconds"], 1))
 
 
-def _cpu_seconds(procs: list[Process]) -> float:
-    """User and system CPU time of the processes so far (Linux /proc)."""
-    ticks = 0
-    for p in procs:
-        with open(f"/proc/{p.pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        ticks += int(fields[11]) + int(fields[12])
-    return ticks / os.sysconf("SC_CLK_TCK")
-
-
 async def _steady_run(cluster: LocalCluster) -> dict:
     _, _, client = await _four_members(cluster)
     try:
-        cpu0, t0 = _cpu_seconds(cluster.procs), time.monotonic()
+        cpu0, t0 = tree_cpu(), time.monotonic()        # (the members are our children)
         await asyncio.sleep(10)
-        idle = (_cpu_seconds(cluster.procs) - cpu0) / (time.monotonic() - t0)
+        idle = (tree_cpu() - cpu0) / (time.monotonic() - t0)
         await client.locate()
         keys = [f"key-{i}" for i in range(ENTRIES)]
         value = bytes(range(256)) * (VALUE // 256)
