@@ -15,6 +15,7 @@ from numpy.typing import NDArray
 from hzfast.protocol import _lists
 from hzfast.protocol import messages as msg
 from hzfast.protocol._build import Builder
+from hzfast.protocol.events import MessageReceived
 from hzfast.protocol.messages import MigrationInfo, MigrationStatus
 from hzfast.protocol.outputs import Effect, Mark, Send, SetTimer
 
@@ -30,6 +31,7 @@ VERSION_LIMIT = 2**30
 # The frozen dataclasses a step makes most, built straight into their slots (every field,
 # in field order; docs/design.md §11.1): the same objects their constructors make.
 SEND = Builder(Send)
+RECEIVED = Builder(MessageReceived)
 MARK = Builder(Mark)
 EFFECT = Builder(Effect)
 SET_TIMER = Builder(SetTimer)

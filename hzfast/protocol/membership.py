@@ -26,6 +26,7 @@ from collections.abc import Callable
 from typing import Any
 
 from hzfast.protocol._build import Builder
+from hzfast.protocol.common import MARK, SEND, SET_TIMER
 from hzfast.protocol.events import Event, MessageReceived, TimerFired
 from hzfast.protocol.memberlists import (
     MEMBERSHIP_MESSAGES,
@@ -50,10 +51,9 @@ from hzfast.protocol.memberlists import (
     valid_members,
 )
 from hzfast.protocol.messages import Message
-from hzfast.protocol.outputs import Mark, Output, Send, SetTimer
+from hzfast.protocol.outputs import Output
 
-# (the outputs and the heartbeat made at every tick, built straight into their slots)
-_SEND, _MARK, _SET_TIMER = Builder(Send), Builder(Mark), Builder(SetTimer)
+# (the heartbeat made at every tick, built straight into its slots, as the outputs are)
 _HEARTBEAT = Builder(Heartbeat)
 
 __all__ = ["MEMBERSHIP_MESSAGES", "TICK", "Claim", "ClaimReply", "Heartbeat", "JoinRequest",
@@ -277,14 +277,14 @@ class Membership:
         self._last_tick = now
         if self.list is None:
             self._ask_to_join()
-        self._out.append(_SET_TIMER(TICK, now + self.config.heartbeat_interval))
+        self._out.append(SET_TIMER(TICK, now + self.config.heartbeat_interval))
 
     # ------------------------------------------------------------------ the tick
     def _tick(self) -> None:
         now = self._now
         late = now - self._last_tick - self.config.heartbeat_interval
         self._last_tick = now
-        self._out.append(_SET_TIMER(TICK, now + self.config.heartbeat_interval))
+        self._out.append(SET_TIMER(TICK, now + self.config.heartbeat_interval))
         if late >= self._T // 2:
             # my own timer ran late: I was paused; nobody's silence counts from before
             self._mark(MembershipMark.PAUSE_DETECTED, f"timer {late} late")
@@ -723,10 +723,10 @@ class Membership:
         self._out.append(Removed(why, into))
 
     def _send(self, to: int, m: Message) -> None:
-        self._out.append(_SEND(to, m, 0))
+        self._out.append(SEND(to, m, 0))
 
     def _mark(self, name: MembershipMark, detail: str = "") -> None:
-        self._out.append(_MARK(name.value, -1, None, detail))
+        self._out.append(MARK(name.value, -1, None, detail))
 
     def _reject(self, sender: int, m: object, why: str) -> None:
         what = type(m).__name__ if m is not None else "proposal"

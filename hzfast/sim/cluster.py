@@ -24,6 +24,7 @@ from numpy.typing import NDArray
 
 from hzfast.protocol import messages as msg
 from hzfast.protocol._build import Builder
+from hzfast.protocol.common import RECEIVED
 from hzfast.protocol.events import (
     EffectDone,
     MembershipChanged,
@@ -73,7 +74,6 @@ ACTIONS = ("join", "crash", "crash_nth", "note", "pause", "partition")
 FAULT_MODES = ("swarm", "none")
 
 # the events a run makes most, built straight into their slots (docs/speed.md §2)
-_RECEIVED = Builder(MessageReceived)
 _DONE = Builder(EffectDone)
 _FIRED = Builder(TimerFired)
 _PUBLISH = msg.PublishCompletedMigrations
@@ -583,7 +583,7 @@ class Simulation:
                 elif dst in nodes and src in nodes:
                     if type(m) is _PUBLISH_ACK:               # (for the eviction check)
                         checks.on_publish_ack(src, dst, m)
-                    self._handle(dst, _RECEIVED(src, m, term))
+                    self._handle(dst, RECEIVED(src, m, term))
             elif kind is EFFECT:
                 mid, e = payload
                 if mid in nodes:

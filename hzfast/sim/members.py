@@ -23,8 +23,8 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from hzfast.protocol._build import Builder
-from hzfast.protocol.events import MessageReceived, TimerFired
+from hzfast.protocol.common import RECEIVED
+from hzfast.protocol.events import TimerFired
 from hzfast.protocol.membership import (
     MEMBERSHIP_MESSAGES,
     TICK,
@@ -49,7 +49,6 @@ NEMESES = ("pause", "partition")
 
 _START = TimerFired(("start",))
 _TICK = TimerFired(TICK)
-_RECEIVED = Builder(MessageReceived)
 
 
 class Members:
@@ -123,9 +122,9 @@ class Members:
         """A membership message from ``src`` reaches ``dst``."""
         if dst not in self.ms:
             if dst in self.out:
-                self.handle(dst, _RECEIVED(src, m, 0))
+                self.handle(dst, RECEIVED(src, m, 0))
             return None, None
-        return self.handle(dst, _RECEIVED(src, m, 0))
+        return self.handle(dst, RECEIVED(src, m, 0))
 
     def timer(self, mid: int, tok: int) -> tuple[MemberList | None, Removed | None]:
         """Member ``mid``'s heartbeat timer fires (if ``tok`` is still its timer's)."""
